@@ -1,0 +1,161 @@
+"""The `lakeplanner` command: a thin layer over the Python API (lakeplanner.Lake)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import yaml
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from lakeplanner.errors import LakeplannerError
+from lakeplanner.lake import Lake, sample_lake_path
+
+app = typer.Typer(
+    help="Answer questions over hybrid data lakes (Iceberg tables + Milvus documents) with citations.\n\n"
+         "Start with:  lakeplanner ingest --sample --lake ./lake   then   lakeplanner lake info --lake ./lake",
+    no_args_is_help=True, pretty_exceptions_enable=False,
+)
+lake_app = typer.Typer(help="Inspect a lake: tables, collections, keys and links.", no_args_is_help=True)
+schema_app = typer.Typer(help="Show or validate the lake's schema contract (schema.yaml).", no_args_is_help=True)
+app.add_typer(lake_app, name="lake")
+app.add_typer(schema_app, name="schema")
+console = Console()
+err = Console(stderr=True)
+
+LakeOption = Annotated[Path, typer.Option("--lake", "-l", help="Lake directory (created by `ingest`).",
+                                          envvar="LAKEPLANNER_LAKE")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
+
+
+def fail(error: LakeplannerError) -> None:
+    err.print(f"[bold red]error:[/] {error.message}")
+    if error.hint:
+        err.print(f"[yellow]hint:[/] {error.hint}")
+    raise typer.Exit(2)
+
+
+@app.command()
+def ingest(
+    source: Annotated[Path | None, typer.Argument(help="Folder (or file) of CSV, TSV, JSON, JSONL, Parquet, "
+                                                       "Markdown, text or HTML files.")] = None,
+    lake: LakeOption = Path("lake"),
+    exclude: Annotated[Path | None, typer.Option(help="Exclusion manifest (YAML: files: [globs], fields: "
+                                                      "[names]); default: SOURCE/exclude.yaml if present.")] = None,
+    sample: Annotated[bool, typer.Option("--sample", help="Ingest the sample enterprise lake shipped "
+                                                          "with lakeplanner.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Ingest files into a lake: tables -> Iceberg, documents -> Milvus chunks, structure -> schema.yaml.
+
+    Re-ingesting a source upserts (no duplicate rows). Bad files are listed with the reason and
+    skipped; the exit code is 1 only when nothing valid was ingested.
+    """
+    if source is None and not sample:
+        err.print("[red]error:[/] give a SOURCE folder or --sample")
+        raise typer.Exit(2)
+    root = sample_lake_path() if sample else source
+    try:
+        target = Lake.create(lake, exist_ok=True)
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err, transient=True, disable=as_json) as progress:
+            task = progress.add_task("discovering sources", total=None)
+
+            def on_progress(description: str, done: int, total: int) -> None:
+                progress.update(task, description=description, completed=done, total=total)
+
+            report = target.ingest(root, exclusions=exclude, progress=on_progress)
+    except LakeplannerError as e:
+        fail(e)
+    if as_json:
+        console.print_json(report.model_dump_json())
+    else:
+        print_report(report)
+    if report.ingested == 0:
+        raise typer.Exit(1)
+
+
+def print_report(report) -> None:
+    table = Table(title=f"ingested {report.root}")
+    for column in ("source", "kind", "status", "records", "written", "chunks", "snapshot"):
+        table.add_column(column)
+    for s in report.sources:
+        style = "red" if s.status == "failed" else None
+        table.add_row(s.name, s.kind, s.status, str(s.records), str(s.rows_written), str(s.chunks),
+                      str(s.snapshot_id or ""), style=style)
+    console.print(table)
+    for bad in report.bad_files:
+        console.print(f"[red]bad file[/] {bad.path}: {bad.reason}" + (f"  [dim]({bad.hint})[/]" if bad.hint else ""))
+    console.print(f"contract revision {report.contract_revision}; "
+                  f"{report.ingested} sources ingested, {len(report.bad_files)} bad files")
+
+
+@lake_app.command("info")
+def lake_info(lake: LakeOption = Path("lake"), as_json: JsonOption = False) -> None:
+    """Tables (rows, current snapshot), collections (chunks), keys and links found."""
+    try:
+        info = Lake.open(lake).info()
+    except LakeplannerError as e:
+        fail(e)
+    if as_json:
+        console.print_json(info.model_dump_json())
+        return
+    console.print(f"[bold]{info.path}[/]  contract revision {info.contract_revision}, signature {info.signature}")
+    tables = Table(title="Iceberg tables")
+    for column in ("table", "rows", "snapshot", "snapshots"):
+        tables.add_column(column)
+    for t in info.tables:
+        tables.add_row(t.identifier, str(t.rows), str(t.snapshot_id), str(t.snapshots))
+    console.print(tables)
+    collections = Table(title="Milvus collections")
+    collections.add_column("collection")
+    collections.add_column("chunks")
+    for c in info.collections:
+        collections.add_row(c.name, str(c.chunks))
+    console.print(collections)
+    keys = Table(title="Keys and links")
+    for column in ("kind", "from", "to", "detail", "confidence"):
+        keys.add_column(column)
+    for k in info.identity_keys:
+        keys.add_row("identity" + (" (identifier)" if k.identifier else ""), f"{k.source}.{'+'.join(k.columns)}",
+                     "", f"unique {k.uniqueness:.2f}", f"{k.confidence:.2f}")
+    for fk in info.foreign_keys:
+        keys.add_row("foreign key", f"{fk.source}.{fk.column}", f"{fk.target}.{fk.target_column}",
+                     f"{fk.cardinality}, overlap {fk.overlap:.2f}", f"{fk.confidence:.2f}")
+    for link in info.links:
+        keys.add_row("document link", f"{link.source}.{link.column}", link.collection,
+                     f"{link.match}, {link.documents} docs, match {link.match_rate:.2f}", f"{link.confidence:.2f}")
+    console.print(keys)
+
+
+@schema_app.command("show")
+def schema_show(lake: LakeOption = Path("lake"), as_json: JsonOption = False) -> None:
+    """Print the contract (schema.yaml): sources, field catalog, keys, links, exclusions."""
+    try:
+        contract = Lake.open(lake).contract
+    except LakeplannerError as e:
+        fail(e)
+    data = contract.model_dump(mode="json")
+    if as_json:
+        console.print_json(json.dumps(data))
+    else:
+        console.print(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), highlight=False, markup=False)
+
+
+@schema_app.command("validate")
+def schema_validate(lake: LakeOption = Path("lake")) -> None:
+    """Check that schema.yaml parses and that every table, column and collection it names exists."""
+    try:
+        problems = Lake.open(lake).validate()
+    except LakeplannerError as e:
+        fail(e)
+    for problem in problems:
+        console.print(f"[red]✗[/] {problem}")
+    if problems:
+        err.print("[yellow]hint:[/] re-ingest the affected sources to rebuild their tables and contract entries")
+        raise typer.Exit(1)
+    console.print("[green]✓[/] schema.yaml is valid and matches the lake")

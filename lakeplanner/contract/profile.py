@@ -1,0 +1,136 @@
+"""Field profiling (seed 002 App. A.4-A.5): Arrow columns -> the closed-world field catalog."""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakeplanner.config import StructureConfig
+from lakeplanner.contract.models import FieldEntry, FieldType, field_id
+
+_ID_LIKE = re.compile(
+    r"(^|_)(id|key|uuid|guid|code|ticker|symbol|sku|ref|number|no)$|^id_|_id_", re.I
+)
+EXAMPLES = 3
+EXAMPLE_CHARS = 80
+
+
+def is_id_like(name: str) -> bool:
+    return bool(_ID_LIKE.search(name))
+
+
+def is_provenance(column: str) -> bool:
+    return column.startswith("_lp_")
+
+
+def field_type(arrow_type: pa.DataType) -> FieldType:
+    if pa.types.is_boolean(arrow_type):
+        return FieldType.boolean
+    if pa.types.is_integer(arrow_type):
+        return FieldType.integer
+    if pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type):
+        return FieldType.number
+    if pa.types.is_date(arrow_type):
+        return FieldType.date
+    if pa.types.is_timestamp(arrow_type):
+        return FieldType.timestamp
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return FieldType.array
+    if pa.types.is_struct(arrow_type) or pa.types.is_map(arrow_type):
+        return FieldType.object
+    return FieldType.string
+
+
+def is_stringy(column: pa.ChunkedArray) -> bool:
+    return pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+
+
+def mean_length(column: pa.ChunkedArray) -> float:
+    if not is_stringy(column):
+        return 0.0
+    return pc.mean(pc.utf8_length(column)).as_py() or 0.0
+
+
+def examples_of(column: pa.ChunkedArray) -> list[str]:
+    head = column.slice(0, 1000).drop_null()
+    values = []
+    for value in pc.unique(head).to_pylist():
+        text = str(value)
+        values.append(text if len(text) <= EXAMPLE_CHARS else text[: EXAMPLE_CHARS - 1] + "…")
+        if len(values) == EXAMPLES:
+            break
+    return values
+
+
+def tags_of(
+    name: str, path: str, column: pa.ChunkedArray, json_paths: list[str], config: StructureConfig
+) -> list[str]:
+    tags = []
+    if is_id_like(name):
+        tags.append("id_like")
+    if mean_length(column) >= config.text_field_min_avg_chars:
+        tags.append("free_text")
+    if f"{path}[*]" in json_paths:
+        tags.append("nested_array")
+    if "." in path.rsplit("[*].", 1)[-1]:
+        tags.append("nested_object")
+    return tags
+
+
+def profile_table(
+    source: str,
+    table: pa.Table,
+    paths: dict[str, str],
+    json_paths: list[str],
+    config: StructureConfig,
+) -> list[FieldEntry]:
+    """One catalog entry per data column; provenance columns are not part of the closed world."""
+    entries = []
+    rows = max(table.num_rows, 1)
+    for name in table.column_names:
+        if is_provenance(name):
+            continue
+        column = table.column(name)
+        path = paths.get(name, name)
+        entries.append(
+            FieldEntry(
+                id=field_id(source, path),
+                source=source,
+                path=path,
+                column=name,
+                type=field_type(column.type),
+                null_rate=round(column.null_count / rows, 4),
+                cardinality=pc.count_distinct(column).as_py(),
+                examples=examples_of(column),
+                tags=tags_of(name, path, column, json_paths, config),
+            )
+        )
+    return entries
+
+
+def profile_documents(source: str, titles: list[str], ids: list[str]) -> list[FieldEntry]:
+    """Document sources expose document_id, title, heading and text to the catalog."""
+
+    def entry(
+        path: str, ftype: FieldType, card: int, examples: list[str], tags: list[str]
+    ) -> FieldEntry:
+        return FieldEntry(
+            id=field_id(source, path),
+            source=source,
+            path=path,
+            column=None,
+            type=ftype,
+            null_rate=0.0,
+            cardinality=card,
+            examples=examples[:EXAMPLES],
+            tags=tags,
+        )
+
+    return [
+        entry("document_id", FieldType.string, len(set(ids)), ids, ["id_like"]),
+        entry("title", FieldType.string, len(set(titles)), [t[:EXAMPLE_CHARS] for t in titles], []),
+        entry("heading", FieldType.string, 0, [], []),
+        entry("text", FieldType.string, len(ids), [], ["free_text"]),
+    ]

@@ -1,0 +1,45 @@
+"""One root error for everything lakeplanner raises; each message names the problem and the fix."""
+
+from __future__ import annotations
+
+
+class LakeplannerError(Exception):
+    """Root of every lakeplanner error. ``hint`` says what the user should do next."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(f"{message}\n  hint: {hint}" if hint else message)
+
+
+class LakeNotFoundError(LakeplannerError):
+    """The lake directory does not exist or holds no lake."""
+
+
+class LakeExistsError(LakeplannerError):
+    """A lake already exists where a new one was to be created."""
+
+
+class BadSourceError(LakeplannerError):
+    """A source file cannot be read or violates an ingestion limit."""
+
+    def __init__(self, path: str, reason: str, *, hint: str | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}", hint=hint)
+
+
+class ContractError(LakeplannerError):
+    """schema.yaml is missing, malformed or inconsistent with the lake."""
+
+
+class ModelFileError(LakeplannerError):
+    """A model file shipped in a package is missing or fails its checksum."""
+
+
+class EngineError(LakeplannerError):
+    """An engine (Iceberg catalog, Milvus, DuckDB) failed; the message names the engine."""
+
+
+class MissingDependencyError(LakeplannerError):
+    """An optional dependency is not installed; the hint holds the pip line."""

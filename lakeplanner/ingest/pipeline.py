@@ -1,0 +1,366 @@
+"""Ingest a folder: read every source, discover structure, then commit source by source.
+
+Reading and structure discovery happen before anything is written, so a bad file is only
+reported; each source then commits in one Iceberg transaction and one Milvus replace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+from pydantic import BaseModel
+
+from lakeplanner.config import IngestConfig
+from lakeplanner.contract.discover import DiscoveredSource, companion_links, detect_companions, discover_sources
+from lakeplanner.contract.keys import KeyedTable, foreign_keys, hierarchy, identity_keys
+from lakeplanner.contract.links import DocumentIndex, cross_links, linked_rows
+from lakeplanner.contract.models import (
+    Contract,
+    CrossLink,
+    ExclusionManifest,
+    FieldEntry,
+    IdentityKey,
+    SourceKind,
+    SourceSpec,
+)
+from lakeplanner.contract.profile import is_provenance, profile_documents, profile_table
+from lakeplanner.errors import BadSourceError, LakeplannerError
+from lakeplanner.ingest.chunking import chunk_text
+from lakeplanner.ingest.readers import Document, TableData, read_document, read_table_file
+from lakeplanner.ingest.segments import (
+    content_hash,
+    document_segments,
+    replace_source_segments,
+    segment,
+    table_segments,
+)
+from lakeplanner.ingest.tables import (
+    KEY_COLUMN,
+    TABLE_NAMESPACE,
+    TableWrite,
+    with_row_hashes,
+    with_surrogate_key,
+    write_table,
+)
+from lakeplanner.ingest.vectors import ChunkRecord, VectorStore
+from lakeplanner.llm.embeddings import Embedder
+
+ProgressHook = Callable[[str, int, int], None]
+MAX_LINKED_KEYS = 50
+
+
+class BadFile(BaseModel):
+    path: str
+    reason: str
+    hint: str | None = None
+
+
+class SourceResult(BaseModel):
+    name: str
+    kind: SourceKind
+    status: str
+    records: int = 0
+    rows_written: int = 0
+    chunks: int = 0
+    table: str | None = None
+    collection: str | None = None
+    snapshot_id: int | None = None
+
+
+class IngestReport(BaseModel):
+    root: str
+    sources: list[SourceResult] = []
+    bad_files: list[BadFile] = []
+    contract_revision: int = 0
+
+    @property
+    def ingested(self) -> int:
+        return sum(1 for s in self.sources if s.status != "failed")
+
+
+@dataclass
+class PreparedTable:
+    data: TableData
+    fields: list[FieldEntry]
+    keys: list[IdentityKey]
+    key_columns: list[str]
+    files: tuple[str, ...]
+    format: str
+    corpus: bool
+
+    @property
+    def name(self) -> str:
+        return self.data.name
+
+
+@dataclass
+class PreparedDocuments:
+    name: str
+    documents: list[Document]
+    files: tuple[str, ...]
+    corpus: bool
+    linked: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+
+
+def noop_progress(description: str, done: int, total: int) -> None:
+    return None
+
+
+def read_table_source(root: Path, source: DiscoveredSource, manifest: ExclusionManifest,
+                      config: IngestConfig) -> list[TableData]:
+    """All files of a table source (one, or a corpus folder) -> its table and nested child tables."""
+    parts: dict[str, list[TableData]] = {}
+    for rel in source.files:
+        for data in read_table_file(root, rel, source.format, source.name, manifest, config.limits):
+            parts.setdefault(data.name, []).append(data)
+    merged = []
+    for name, pieces in parts.items():
+        table = pa.concat_tables([p.table for p in pieces], promote_options="permissive")
+        paths = {k: v for p in pieces for k, v in p.paths.items()}
+        json_paths = sorted({j for p in pieces for j in p.json_paths})
+        merged.append(TableData(name=name, table=table, paths=paths, parent=pieces[0].parent,
+                                json_paths=json_paths))
+    return merged
+
+
+def prepare_table(data: TableData, source: DiscoveredSource, config: IngestConfig) -> PreparedTable:
+    fields = profile_table(data.name, data.table, data.paths, data.json_paths, config.structure)
+    keys = identity_keys(data.name, data.table, config.structure)
+    identifier = next((k for k in keys if k.identifier), None)
+    data_columns = [c for c in data.table.column_names if not is_provenance(c)]
+    table = with_row_hashes(data.table, data_columns)
+    if identifier is None:
+        table = with_surrogate_key(table)
+    key_columns = identifier.columns if identifier else [KEY_COLUMN]
+    return PreparedTable(TableData(data.name, table, data.paths, data.parent, data.json_paths), fields, keys,
+                         key_columns, source.files, source.format, source.corpus)
+
+
+def free_text_documents(prepared: PreparedTable) -> list[Document]:
+    """Long free-text cells become documents too, keyed by their row, so they can be searched."""
+    text_columns = [f.column for f in prepared.fields if "free_text" in f.tags and f.column]
+    if not text_columns:
+        return []
+    table = prepared.data.table.select([*prepared.key_columns, *text_columns, "_lp_file"])
+    docs = []
+    for row in table.to_pylist():
+        key = "|".join(str(row[c]) for c in prepared.key_columns)
+        for column in text_columns:
+            if row[column]:
+                doc_id = key if len(text_columns) == 1 else f"{key}:{column}"
+                docs.append(Document(document_id=doc_id, title="", text=row[column], file=row["_lp_file"],
+                                     format="text"))
+    return docs
+
+
+def text_collection(source: str) -> str:
+    return f"{source}_text"
+
+
+class Ingestor:
+    """One ingest run into an open lake (catalog + vector store + embedder)."""
+
+    def __init__(self, catalog, store: VectorStore, embedder: Embedder, contract: Contract,
+                 config: IngestConfig, progress: ProgressHook = noop_progress) -> None:
+        self.catalog = catalog
+        self.store = store
+        self.embedder = embedder
+        self.contract = contract
+        self.config = config
+        self.progress = progress
+
+    def run(self, root: Path, manifest: ExclusionManifest) -> tuple[IngestReport, Contract]:
+        report = IngestReport(root=str(root))
+        discovered = discover_sources(root, manifest, self.config.discovery)
+        tables, documents = self.read_all(root, discovered, manifest, report)
+        keyed = [KeyedTable(t.name, t.data.table, t.keys) for t in tables]
+        fks = foreign_keys(keyed, self.config.structure)
+        indexes = [DocumentIndex.build(d.name, [(doc.document_id, doc.title) for doc in d.documents])
+                   for d in documents]
+        links = cross_links(keyed, indexes, self.config.structure)
+        self.attach_linked_rows(tables, documents, indexes, links)
+        text_sources, text_links = self.free_text_sources(tables)
+        written: dict[str, TableWrite] = {}
+        total = len(tables) + len(documents) + len(text_sources)
+        for done, prepared in enumerate(tables):
+            self.progress(f"table {prepared.name}", done, total)
+            written[prepared.name] = self.commit_table(prepared, report)
+        for done, docs in enumerate([*documents, *text_sources], start=len(tables)):
+            self.progress(f"documents {docs.name}", done, total)
+            self.commit_documents(docs, report)
+        self.progress("contract", total, total)
+        contract = self.merge_contract(discovered, tables, documents, text_sources, fks, [*links, *text_links],
+                                       manifest, report)
+        report.contract_revision = contract.revision
+        return report, contract
+
+    # ------------------------------------------------------------ read phase
+
+    def read_all(self, root: Path, discovered: list[DiscoveredSource], manifest: ExclusionManifest,
+                 report: IngestReport) -> tuple[list[PreparedTable], list[PreparedDocuments]]:
+        tables, documents = [], []
+        for done, source in enumerate(discovered):
+            self.progress(f"reading {source.name}", done, len(discovered))
+            if source.kind is SourceKind.table:
+                try:
+                    datas = read_table_source(root, source, manifest, self.config)
+                    tables += [prepare_table(d, source, self.config) for d in datas]
+                except BadSourceError as e:
+                    report.bad_files.append(BadFile(path=e.path, reason=e.reason, hint=e.hint))
+                    report.sources.append(SourceResult(name=source.name, kind=source.kind, status="failed"))
+            else:
+                docs = []
+                for rel in source.files:
+                    try:
+                        docs.append(read_document(root, rel, self.config.limits))
+                    except BadSourceError as e:
+                        report.bad_files.append(BadFile(path=e.path, reason=e.reason, hint=e.hint))
+                if docs:
+                    documents.append(PreparedDocuments(source.name, docs, source.files, source.corpus))
+                else:
+                    report.sources.append(SourceResult(name=source.name, kind=source.kind, status="failed"))
+        return tables, documents
+
+    def attach_linked_rows(self, tables: list[PreparedTable], documents: list[PreparedDocuments],
+                           indexes: list[DocumentIndex], links: list[CrossLink]) -> None:
+        by_name = {t.name: t for t in tables}
+        for docs, index in zip(documents, indexes, strict=True):
+            for link in sorted((lk for lk in links if lk.collection == docs.name), key=lambda lk: -lk.confidence):
+                table = by_name[link.source]
+                for doc_id, keys in linked_rows(table.data.table, link, index, table.key_columns).items():
+                    docs.linked.setdefault(doc_id, (link.source, keys[:MAX_LINKED_KEYS]))
+
+    def free_text_sources(self, tables: list[PreparedTable]) -> tuple[list[PreparedDocuments], list[CrossLink]]:
+        sources, links = [], []
+        for table in tables:
+            docs = free_text_documents(table)
+            if not docs:
+                continue
+            name = text_collection(table.name)
+            linked = {d.document_id: (table.name, [d.document_id.split(":")[0]]) for d in docs}
+            sources.append(PreparedDocuments(name, docs, table.files, False, linked))
+            links.append(CrossLink(source=table.name, column=table.key_columns[0], collection=name,
+                                   match="embedded_text", match_rate=1.0, confidence=0.95,
+                                   documents=len({d.document_id for d in docs})))
+        return sources, links
+
+    # ------------------------------------------------------------ commit phase
+
+    def commit_table(self, prepared: PreparedTable, report: IngestReport) -> TableWrite | None:
+        table = prepared.data.table
+        stored = table.drop_columns(["_lp_row"])
+        result = SourceResult(name=prepared.name, kind=SourceKind.table, status="failed",
+                              records=table.num_rows, table=f"{TABLE_NAMESPACE}.{prepared.name}")
+        try:
+            write = write_table(self.catalog, prepared.name, stored, prepared.key_columns)
+            data_columns = [c for c in table.column_names if not is_provenance(c)]
+            replace_source_segments(self.catalog, prepared.name,
+                                    table_segments(prepared.name, table, data_columns, prepared.key_columns,
+                                                   write.identifier))
+        except LakeplannerError as e:
+            report.bad_files.append(BadFile(path=", ".join(prepared.files), reason=e.message, hint=e.hint))
+            report.sources.append(result)
+            return None
+        result.status = "created" if write.created else ("updated" if write.rows_written else "unchanged")
+        result.rows_written, result.snapshot_id = write.rows_written, write.snapshot_id
+        report.sources.append(result)
+        return write
+
+    def chunk_records(self, docs: PreparedDocuments) -> list[ChunkRecord]:
+        records = []
+        for doc in docs.documents:
+            table, keys = docs.linked.get(doc.document_id, ("", []))
+            for position, span in enumerate(chunk_text(doc.text, self.config.chunking)):
+                text = doc.text[span.start:span.end]
+                records.append(ChunkRecord(
+                    chunk_id=f"{docs.name}:{doc.document_id}:{position}"[:128], document_id=doc.document_id,
+                    source=docs.name, source_file=doc.file, position=position, start=span.start, end=span.end,
+                    title=doc.title, heading=span.heading, text=text, content_hash=content_hash(text),
+                    linked_table=table, linked_keys=keys))
+        return records
+
+    def commit_documents(self, docs: PreparedDocuments, report: IngestReport) -> None:
+        result = SourceResult(name=docs.name, kind=SourceKind.documents, status="failed",
+                              records=len(docs.documents), collection=docs.name)
+        try:
+            chunks = self.chunk_records(docs)
+            vectors = self.embed([c.text for c in chunks], docs.name)
+            rows = [s for doc in docs.documents for s in document_segments(docs.name, doc)]
+            for doc_id, (table, keys) in docs.linked.items():
+                rows.append(segment(f"{docs.name}:{doc_id}/link", "row", f"{docs.name}:{doc_id}", docs.name,
+                                    doc_id, len(rows), "", meta={"table": table, "keys": keys}))
+            existing = self.store.document_ids(docs.name) if docs.name in self.store.collections() else set()
+            self.store.replace_documents(docs.name, chunks, vectors)
+            replace_source_segments(self.catalog, docs.name, pa.Table.from_pylist(rows))
+        except LakeplannerError as e:
+            report.bad_files.append(BadFile(path=", ".join(docs.files[:3]), reason=e.message, hint=e.hint))
+            report.sources.append(result)
+            return
+        new_ids = {d.document_id for d in docs.documents}
+        result.status = "updated" if existing & new_ids else "created"
+        result.chunks = len(chunks)
+        report.sources.append(result)
+
+    def embed(self, texts: list[str], name: str):
+        batch = max(self.config.embed_batch_size * 8, 256)
+        parts = []
+        for start in range(0, len(texts), batch):
+            self.progress(f"embedding {name}", start, len(texts))
+            parts.append(self.embedder.embed_passages(texts[start:start + batch]))
+        import numpy as np
+
+        return np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), np.float32)
+
+    # ------------------------------------------------------------ contract
+
+    def merge_contract(self, discovered: list[DiscoveredSource], tables: list[PreparedTable],
+                       documents: list[PreparedDocuments], text_sources: list[PreparedDocuments], fks, links,
+                       manifest: ExclusionManifest, report: IngestReport) -> Contract:
+        ok = {s.name for s in report.sources if s.status != "failed"}
+        specs, fields, keys = [], [], []
+        for t in tables:
+            if t.name not in ok:
+                continue
+            text_fields = [f.column for f in t.fields if "free_text" in f.tags and f.column]
+            specs.append(SourceSpec(name=t.name, kind=SourceKind.table, format=t.format, files=list(t.files),
+                                    corpus=t.corpus, records=t.data.table.num_rows,
+                                    table=f"{TABLE_NAMESPACE}.{t.name}", parent=t.data.parent,
+                                    json_paths=t.data.json_paths, text_fields=text_fields))
+            fields += t.fields
+            keys += t.keys
+        for d in [*documents, *text_sources]:
+            if d.name not in ok:
+                continue
+            specs.append(SourceSpec(name=d.name, kind=SourceKind.documents, format="documents",
+                                    files=sorted({doc.file for doc in d.documents}), corpus=d.corpus,
+                                    records=len(d.documents), collection=d.name))
+            fields += profile_documents(d.name, [doc.title for doc in d.documents],
+                                        [doc.document_id for doc in d.documents])
+        touched = {s.name for s in specs}
+        old = self.contract
+
+        def keep(items, *attrs):
+            return [i for i in items if not any(getattr(i, a) in touched for a in attrs)]
+
+        nested = [(t.name, t.data.parent) for t in tables if t.data.parent and t.name in ok]
+        new_fks = [fk for fk in fks if fk.source in ok and fk.target in ok]
+        columns = {t.name: t.data.table.column_names for t in tables}
+        companions = companion_links(detect_companions(discovered), columns)
+        merged = Contract(
+            revision=old.revision + 1,
+            sources=keep(old.sources, "name") + specs,
+            fields=keep(old.fields, "source") + fields,
+            identity_keys=keep(old.identity_keys, "source") + keys,
+            foreign_keys=keep(old.foreign_keys, "source", "target") + new_fks,
+            links=keep(old.links, "source", "collection") + [lk for lk in links if lk.source in ok
+                                                             and lk.collection in ok],
+            hierarchy=keep(old.hierarchy, "child", "parent") + hierarchy(nested, new_fks),
+            companions=keep(old.companions, "source", "companion") + [c for c in companions
+                                                                       if c.source in ok and c.companion in ok],
+            exclusions=ExclusionManifest(files=sorted({*old.exclusions.files, *manifest.files}),
+                                         fields=sorted({*old.exclusions.fields, *manifest.fields})),
+        )
+        return merged

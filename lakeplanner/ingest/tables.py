@@ -1,0 +1,127 @@
+"""Iceberg tables through pyiceberg's SQL catalog (SQLite by default, any SQLAlchemy URI at scale)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+from pyiceberg.catalog import Catalog
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.table import Table
+
+from lakeplanner.errors import EngineError
+
+TABLE_NAMESPACE = "lake"
+INTERNAL_NAMESPACE = "lakeplanner"
+HASH_COLUMN, KEY_COLUMN, RECORD_COLUMN = "_lp_hash", "_lp_key", "_lp_record"
+
+
+def open_catalog(lake_dir: Path, uri: str | None = None) -> Catalog:
+    """The lake's catalog: SQLite file + local warehouse unless a catalog URI is configured."""
+    warehouse = (lake_dir / "warehouse").resolve()
+    warehouse.mkdir(parents=True, exist_ok=True)
+    try:
+        catalog = SqlCatalog(
+            "lake",
+            uri=uri or f"sqlite:///{(lake_dir / 'catalog.db').resolve()}",
+            warehouse=warehouse.as_uri(),
+        )
+        for namespace in (TABLE_NAMESPACE, INTERNAL_NAMESPACE):
+            catalog.create_namespace_if_not_exists(namespace)
+    except Exception as e:  # SQLAlchemy and pyiceberg raise many unrelated types here
+        raise EngineError(
+            f"cannot open the Iceberg catalog in {lake_dir}: {e}",
+            hint="check the catalog URI and that the lake directory is writable",
+        ) from e
+    return catalog
+
+
+def with_row_hashes(table: pa.Table, data_columns: list[str]) -> pa.Table:
+    """Add _lp_hash (content hash of the data columns) and _lp_row (the row as JSON)."""
+    if not data_columns:
+        return table.append_column(HASH_COLUMN, pa.array([""] * table.num_rows, pa.string()))
+    fields = ", ".join(f'"{c}"' for c in data_columns)
+    con = duckdb.connect()
+    con.register("source_rows", table)
+    out = con.sql(
+        f"SELECT *, md5(_lp_row) AS {HASH_COLUMN} FROM "
+        f"(SELECT *, CAST(to_json(struct_pack({fields})) AS VARCHAR) AS _lp_row FROM source_rows)"
+    ).to_arrow_table()
+    con.close()
+    return out
+
+
+def with_surrogate_key(table: pa.Table) -> pa.Table:
+    """_lp_key for tables without an identity key: hash + occurrence, so duplicates stay distinct."""
+    con = duckdb.connect()
+    con.register("source_rows", table)
+    out = con.sql(
+        f"SELECT *, md5({HASH_COLUMN} || '#' || CAST(row_number() OVER "
+        f"(PARTITION BY {HASH_COLUMN} ORDER BY {RECORD_COLUMN}) AS VARCHAR)) AS {KEY_COLUMN} FROM source_rows"
+    ).to_arrow_table()
+    con.close()
+    return out
+
+
+def require(table: pa.Table, columns: list[str]) -> pa.Table:
+    """Identifier fields must be required in Iceberg; mark them non-nullable in Arrow."""
+    schema = pa.schema([f.with_nullable(False) if f.name in columns else f for f in table.schema])
+    return table.cast(schema)
+
+
+@dataclass(frozen=True)
+class TableWrite:
+    identifier: str
+    snapshot_id: int | None
+    rows_written: int
+    created: bool
+
+
+def write_table(
+    catalog: Catalog, name: str, table: pa.Table, identifier_columns: list[str]
+) -> TableWrite:
+    """Create or upsert; one transaction, so a failure commits nothing."""
+    identifier = f"{TABLE_NAMESPACE}.{name}"
+    table = require(table, identifier_columns)
+    try:
+        try:
+            existing = catalog.load_table(identifier)
+        except NoSuchTableError:
+            existing = None
+        if existing is None:
+            created = catalog.create_table(identifier, schema=table.schema)
+            with created.transaction() as tx:
+                with tx.update_schema() as update:
+                    update.set_identifier_fields(*identifier_columns)
+                tx.append(table)
+            created = catalog.load_table(identifier)
+            return TableWrite(identifier, snapshot_of(created), table.num_rows, True)
+        with existing.transaction() as tx:
+            with tx.update_schema() as update:
+                update.union_by_name(table.schema)
+            result = tx.upsert(table, join_cols=identifier_columns)
+        written = result.rows_updated + result.rows_inserted
+        return TableWrite(identifier, snapshot_of(catalog.load_table(identifier)), written, False)
+    except Exception as e:
+        raise EngineError(
+            f"Iceberg write to {identifier} failed: {e}",
+            hint="nothing was committed for this source; fix the cause and ingest again",
+        ) from e
+
+
+def snapshot_of(table: Table) -> int | None:
+    snapshot = table.current_snapshot()
+    return snapshot.snapshot_id if snapshot else None
+
+
+def load_table(catalog: Catalog, name: str, namespace: str = TABLE_NAMESPACE) -> Table:
+    return catalog.load_table(f"{namespace}.{name}")
+
+
+def drop_table_if_empty_new(catalog: Catalog, write: TableWrite) -> None:
+    """Undo a table this ingest created when a later step of the same source failed."""
+    if write.created:
+        catalog.drop_table(write.identifier)

@@ -1,0 +1,163 @@
+"""The typed Python API: Lake.create / Lake.open, ingest, info, SQL over the lake's tables."""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+from pydantic import BaseModel
+
+from lakeplanner.config import IngestConfig
+from lakeplanner.contract.models import Contract, CrossLink, ExclusionManifest, ForeignKey, IdentityKey
+from lakeplanner.contract.store import contract_problems, load_contract, load_manifest, save_contract
+from lakeplanner.errors import LakeExistsError, LakeNotFoundError
+from lakeplanner.ingest.pipeline import IngestReport, Ingestor, ProgressHook, noop_progress
+from lakeplanner.ingest.tables import TABLE_NAMESPACE, open_catalog, snapshot_of
+from lakeplanner.ingest.vectors import VectorStore
+
+MARKER = "lake.json"
+DEFAULT_MANIFEST = "exclude.yaml"
+
+
+class TableInfo(BaseModel):
+    name: str
+    identifier: str
+    rows: int
+    snapshot_id: int | None
+    snapshots: int
+
+
+class CollectionInfo(BaseModel):
+    name: str
+    chunks: int
+
+
+class LakeInfo(BaseModel):
+    path: str
+    contract_revision: int
+    signature: str
+    tables: list[TableInfo]
+    collections: list[CollectionInfo]
+    identity_keys: list[IdentityKey]
+    foreign_keys: list[ForeignKey]
+    links: list[CrossLink]
+
+
+def sample_lake_path() -> Path:
+    """The small enterprise lake shipped with the package."""
+    return Path(str(resources.files("lakeplanner") / "sample_lake"))
+
+
+class Lake:
+    """A lake directory: schema.yaml, an Iceberg catalog + warehouse, and a Milvus Lite file."""
+
+    def __init__(self, path: Path, config: IngestConfig | None = None) -> None:
+        self.path = path
+        self.config = config or IngestConfig()
+
+    @classmethod
+    def create(cls, path: str | Path, *, config: IngestConfig | None = None, exist_ok: bool = False) -> Lake:
+        path = Path(path)
+        if (path / MARKER).exists():
+            if not exist_ok:
+                raise LakeExistsError(f"a lake already exists at {path}",
+                                      hint="use Lake.open(path), or pick another directory")
+            return cls.open(path, config=config)
+        path.mkdir(parents=True, exist_ok=True)
+        (path / MARKER).write_text(json.dumps({"format": 1}))
+        return cls(path, config)
+
+    @classmethod
+    def open(cls, path: str | Path, *, config: IngestConfig | None = None) -> Lake:
+        path = Path(path)
+        if not (path / MARKER).exists():
+            raise LakeNotFoundError(f"no lake at {path}",
+                                    hint=f"create one with `lakeplanner ingest SRC --lake {path}`")
+        return cls(path, config)
+
+    @cached_property
+    def catalog(self):
+        return open_catalog(self.path)
+
+    @cached_property
+    def vectors(self) -> VectorStore:
+        return VectorStore(str((self.path / "milvus.db").resolve()))
+
+    @property
+    def contract(self) -> Contract:
+        return load_contract(self.path)
+
+    def ingest(self, source: str | Path, *, exclusions: ExclusionManifest | Path | None = None,
+               progress: ProgressHook = noop_progress) -> IngestReport:
+        """Ingest a folder (or one file); bad files are reported, valid ones committed."""
+        from lakeplanner.llm.embeddings import default_embedder
+
+        root = Path(source)
+        if not root.exists():
+            raise LakeNotFoundError(f"source {root} does not exist", hint="pass a folder of CSV/JSON/Parquet/text files")
+        manifest = self.manifest_for(root, exclusions)
+        if root.is_file():
+            root, only = root.parent, root.name
+            others = [p.name for p in root.iterdir() if p.name != only]
+            manifest = manifest.model_copy(update={"files": [*manifest.files, *others]})
+        ingestor = Ingestor(self.catalog, self.vectors, default_embedder(), self.contract, self.config, progress)
+        report, contract = ingestor.run(root, manifest)
+        save_contract(self.path, contract)
+        return report
+
+    def manifest_for(self, root: Path, exclusions: ExclusionManifest | Path | None) -> ExclusionManifest:
+        if isinstance(exclusions, ExclusionManifest):
+            manifest = exclusions
+        elif exclusions is not None:
+            manifest = load_manifest(Path(exclusions))
+        elif root.is_dir() and (root / DEFAULT_MANIFEST).exists():
+            manifest = load_manifest(root / DEFAULT_MANIFEST)
+        else:
+            manifest = ExclusionManifest()
+        saved = self.contract.exclusions
+        return ExclusionManifest(files=sorted({*saved.files, *manifest.files}),
+                                 fields=sorted({*saved.fields, *manifest.fields}))
+
+    def table(self, name: str):
+        return self.catalog.load_table(name if "." in name else f"{TABLE_NAMESPACE}.{name}")
+
+    def table_names(self, namespace: str = TABLE_NAMESPACE) -> list[str]:
+        return sorted(name for _, name in self.catalog.list_tables(namespace))
+
+    def sql(self, query: str) -> pa.Table:
+        """Run DuckDB SQL over every table of the lake (read through pyiceberg scans)."""
+        con = duckdb.connect()
+        for name in self.table_names():
+            con.register(name, self.table(name).scan().to_arrow())
+        try:
+            return con.sql(query).to_arrow_table()
+        finally:
+            con.close()
+
+    def info(self) -> LakeInfo:
+        contract = self.contract
+        tables = []
+        for name in self.table_names():
+            table = self.table(name)
+            snapshot = table.current_snapshot()
+            rows = int(snapshot.summary["total-records"]) if snapshot and snapshot.summary else 0
+            tables.append(TableInfo(name=name, identifier=f"{TABLE_NAMESPACE}.{name}", rows=rows,
+                                    snapshot_id=snapshot_of(table), snapshots=len(table.snapshots())))
+        collections = [CollectionInfo(name=c, chunks=self.vectors.count(c)) for c in self.vectors.collections()]
+        return LakeInfo(path=str(self.path), contract_revision=contract.revision, signature=contract.signature(),
+                        tables=tables, collections=collections, identity_keys=contract.identity_keys,
+                        foreign_keys=contract.foreign_keys, links=contract.links)
+
+    def validate(self) -> list[str]:
+        """Problems that make schema.yaml disagree with the lake; empty when it is executable."""
+        tables = {f"{TABLE_NAMESPACE}.{n}": [f.name for f in self.table(n).schema().fields]
+                  for n in self.table_names()}
+        return contract_problems(self.contract, tables, set(self.vectors.collections()))
+
+    def close(self) -> None:
+        if "vectors" in self.__dict__:
+            self.vectors.close()
