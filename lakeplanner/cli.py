@@ -17,8 +17,9 @@ from lakeplanner.lake import Lake, sample_lake_path
 
 app = typer.Typer(
     help="Answer questions over hybrid data lakes (Iceberg tables + Milvus documents) with citations.\n\n"
-         "Start with:  lakeplanner ingest --sample --lake ./lake   then   lakeplanner lake info --lake ./lake",
-    no_args_is_help=True, pretty_exceptions_enable=False,
+    "Start with:  lakeplanner ingest --sample --lake ./lake   then   lakeplanner lake info --lake ./lake",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
 )
 lake_app = typer.Typer(help="Inspect a lake: tables, collections, keys and links.", no_args_is_help=True)
 schema_app = typer.Typer(help="Show or validate the lake's schema contract (schema.yaml).", no_args_is_help=True)
@@ -27,8 +28,9 @@ app.add_typer(schema_app, name="schema")
 console = Console()
 err = Console(stderr=True)
 
-LakeOption = Annotated[Path, typer.Option("--lake", "-l", help="Lake directory (created by `ingest`).",
-                                          envvar="LAKEPLANNER_LAKE")]
+LakeOption = Annotated[
+    Path, typer.Option("--lake", "-l", help="Lake directory (created by `ingest`).", envvar="LAKEPLANNER_LAKE")
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 
 
@@ -41,13 +43,20 @@ def fail(error: LakeplannerError) -> None:
 
 @app.command()
 def ingest(
-    source: Annotated[Path | None, typer.Argument(help="Folder (or file) of CSV, TSV, JSON, JSONL, Parquet, "
-                                                       "Markdown, text or HTML files.")] = None,
+    source: Annotated[
+        Path | None,
+        typer.Argument(help="Folder (or file) of CSV, TSV, JSON, JSONL, Parquet, Markdown, text or HTML files."),
+    ] = None,
     lake: LakeOption = Path("lake"),
-    exclude: Annotated[Path | None, typer.Option(help="Exclusion manifest (YAML: files: [globs], fields: "
-                                                      "[names]); default: SOURCE/exclude.yaml if present.")] = None,
-    sample: Annotated[bool, typer.Option("--sample", help="Ingest the sample enterprise lake shipped "
-                                                          "with lakeplanner.")] = False,
+    exclude: Annotated[
+        Path | None,
+        typer.Option(
+            help="Exclusion manifest (YAML: files: [globs], fields: [names]); default: SOURCE/exclude.yaml if present."
+        ),
+    ] = None,
+    sample: Annotated[
+        bool, typer.Option("--sample", help="Ingest the sample enterprise lake shipped with lakeplanner.")
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Ingest files into a lake: tables -> Iceberg, documents -> Milvus chunks, structure -> schema.yaml.
@@ -61,8 +70,15 @@ def ingest(
     root = sample_lake_path() if sample else source
     try:
         target = Lake.create(lake, exist_ok=True)
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err, transient=True, disable=as_json) as progress:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+            disable=as_json,
+        ) as progress:
             task = progress.add_task("discovering sources", total=None)
 
             def on_progress(description: str, done: int, total: int) -> None:
@@ -85,13 +101,23 @@ def print_report(report) -> None:
         table.add_column(column)
     for s in report.sources:
         style = "red" if s.status == "failed" else None
-        table.add_row(s.name, s.kind, s.status, str(s.records), str(s.rows_written), str(s.chunks),
-                      str(s.snapshot_id or ""), style=style)
+        table.add_row(
+            s.name,
+            s.kind,
+            s.status,
+            str(s.records),
+            str(s.rows_written),
+            str(s.chunks),
+            str(s.snapshot_id or ""),
+            style=style,
+        )
     console.print(table)
     for bad in report.bad_files:
         console.print(f"[red]bad file[/] {bad.path}: {bad.reason}" + (f"  [dim]({bad.hint})[/]" if bad.hint else ""))
-    console.print(f"contract revision {report.contract_revision}; "
-                  f"{report.ingested} sources ingested, {len(report.bad_files)} bad files")
+    console.print(
+        f"contract revision {report.contract_revision}; "
+        f"{report.ingested} sources ingested, {len(report.bad_files)} bad files"
+    )
 
 
 @lake_app.command("info")
@@ -121,14 +147,32 @@ def lake_info(lake: LakeOption = Path("lake"), as_json: JsonOption = False) -> N
     for column in ("kind", "from", "to", "detail", "confidence"):
         keys.add_column(column)
     for k in info.identity_keys:
-        keys.add_row("identity" + (" (identifier)" if k.identifier else ""), f"{k.source}.{'+'.join(k.columns)}",
-                     "", f"unique {k.uniqueness:.2f}", f"{k.confidence:.2f}")
+        keys.add_row(
+            "identity" + (" (identifier)" if k.identifier else ""),
+            f"{k.source}.{'+'.join(k.columns)}",
+            "",
+            f"unique {k.uniqueness:.2f}",
+            f"{k.confidence:.2f}",
+        )
     for fk in info.foreign_keys:
-        keys.add_row("foreign key", f"{fk.source}.{fk.column}", f"{fk.target}.{fk.target_column}",
-                     f"{fk.cardinality}, overlap {fk.overlap:.2f}", f"{fk.confidence:.2f}")
+        keys.add_row(
+            "foreign key",
+            f"{fk.source}.{fk.column}",
+            f"{fk.target}.{fk.target_column}",
+            f"{fk.cardinality}, overlap {fk.overlap:.2f}",
+            f"{fk.confidence:.2f}",
+        )
     for link in info.links:
-        keys.add_row("document link", f"{link.source}.{link.column}", link.collection,
-                     f"{link.match}, {link.documents} docs, match {link.match_rate:.2f}", f"{link.confidence:.2f}")
+        keys.add_row(
+            "document link",
+            f"{link.source}.{link.column}",
+            link.collection,
+            f"{link.match}, {link.documents} docs, match {link.match_rate:.2f}",
+            f"{link.confidence:.2f}",
+        )
+    for edge in info.hierarchy:
+        keys.add_row(f"hierarchy ({edge.kind})", f"{edge.child}.{edge.child_column}",
+                     f"{edge.parent}.{edge.parent_column}", "child -> parent", "")
     console.print(keys)
 
 

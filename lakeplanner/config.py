@@ -12,24 +12,16 @@ class _Frozen(BaseModel):
 class ChunkingConfig(_Frozen):
     """Structure-aware chunking; sizes are seed 002's defaults (App. B.7.4)."""
 
-    threshold_chars: int = Field(
-        10_000, description="documents shorter than this stay one chunk per section"
-    )
+    threshold_chars: int = Field(10_000, description="documents shorter than this stay one chunk per section")
     max_chars: int = Field(8_000, description="largest chunk")
-    overlap_chars: int = Field(
-        500, description="overlap between sliding-window chunks of one long section"
-    )
+    overlap_chars: int = Field(500, description="overlap between sliding-window chunks of one long section")
 
 
 class DiscoveryConfig(_Frozen):
     """Source discovery (seed 002 App. A.3)."""
 
-    corpus_min_files: int = Field(
-        50, description="a folder with at least this many files may be one corpus source"
-    )
-    corpus_similarity: float = Field(
-        0.8, description="mean pairwise structural similarity for a corpus"
-    )
+    corpus_min_files: int = Field(50, description="a folder with at least this many files may be one corpus source")
+    corpus_similarity: float = Field(0.8, description="mean pairwise structural similarity for a corpus")
     corpus_sample: int = Field(5, description="files sampled to measure similarity")
 
 
@@ -41,18 +33,10 @@ class StructureConfig(_Frozen):
     identity_min_values: int = 5
     identity_max_avg_len: int = 500
     composite_unique: float = 0.95
-    fk_max_distinct: int = Field(
-        100_000, description="distinct values compared per column for overlap"
-    )
-    fk_min_overlap: float = Field(
-        0.05, description="overlap below this is not emitted unless names match exactly"
-    )
-    link_min_match: float = Field(
-        0.5, description="share of a column's values that must name documents"
-    )
-    text_field_min_avg_chars: int = Field(
-        200, description="a string field this long on average is free text"
-    )
+    fk_max_distinct: int = Field(100_000, description="distinct values compared per column for overlap")
+    fk_min_overlap: float = Field(0.05, description="overlap below this is not emitted unless names match exactly")
+    link_min_match: float = Field(0.5, description="share of a column's values that must name documents")
+    text_field_min_avg_chars: int = Field(200, description="a string field this long on average is free text")
 
 
 class LimitsConfig(_Frozen):

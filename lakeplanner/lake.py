@@ -12,10 +12,17 @@ import pyarrow as pa
 from pydantic import BaseModel
 
 from lakeplanner.config import IngestConfig
-from lakeplanner.contract.models import Contract, CrossLink, ExclusionManifest, ForeignKey, IdentityKey
+from lakeplanner.contract.models import (
+    Contract,
+    CrossLink,
+    ExclusionManifest,
+    ForeignKey,
+    HierarchyEdge,
+    IdentityKey,
+)
 from lakeplanner.contract.store import contract_problems, load_contract, load_manifest, save_contract
 from lakeplanner.errors import LakeExistsError, LakeNotFoundError
-from lakeplanner.ingest.pipeline import IngestReport, Ingestor, ProgressHook, noop_progress
+from lakeplanner.ingest.pipeline import Ingestor, IngestReport, ProgressHook, noop_progress
 from lakeplanner.ingest.tables import TABLE_NAMESPACE, open_catalog, snapshot_of
 from lakeplanner.ingest.vectors import VectorStore
 
@@ -45,6 +52,7 @@ class LakeInfo(BaseModel):
     identity_keys: list[IdentityKey]
     foreign_keys: list[ForeignKey]
     links: list[CrossLink]
+    hierarchy: list[HierarchyEdge]
 
 
 def sample_lake_path() -> Path:
@@ -64,8 +72,9 @@ class Lake:
         path = Path(path)
         if (path / MARKER).exists():
             if not exist_ok:
-                raise LakeExistsError(f"a lake already exists at {path}",
-                                      hint="use Lake.open(path), or pick another directory")
+                raise LakeExistsError(
+                    f"a lake already exists at {path}", hint="use Lake.open(path), or pick another directory"
+                )
             return cls.open(path, config=config)
         path.mkdir(parents=True, exist_ok=True)
         (path / MARKER).write_text(json.dumps({"format": 1}))
@@ -75,8 +84,9 @@ class Lake:
     def open(cls, path: str | Path, *, config: IngestConfig | None = None) -> Lake:
         path = Path(path)
         if not (path / MARKER).exists():
-            raise LakeNotFoundError(f"no lake at {path}",
-                                    hint=f"create one with `lakeplanner ingest SRC --lake {path}`")
+            raise LakeNotFoundError(
+                f"no lake at {path}", hint=f"create one with `lakeplanner ingest SRC --lake {path}`"
+            )
         return cls(path, config)
 
     @cached_property
@@ -91,14 +101,21 @@ class Lake:
     def contract(self) -> Contract:
         return load_contract(self.path)
 
-    def ingest(self, source: str | Path, *, exclusions: ExclusionManifest | Path | None = None,
-               progress: ProgressHook = noop_progress) -> IngestReport:
+    def ingest(
+        self,
+        source: str | Path,
+        *,
+        exclusions: ExclusionManifest | Path | None = None,
+        progress: ProgressHook = noop_progress,
+    ) -> IngestReport:
         """Ingest a folder (or one file); bad files are reported, valid ones committed."""
         from lakeplanner.llm.embeddings import default_embedder
 
         root = Path(source)
         if not root.exists():
-            raise LakeNotFoundError(f"source {root} does not exist", hint="pass a folder of CSV/JSON/Parquet/text files")
+            raise LakeNotFoundError(
+                f"source {root} does not exist", hint="pass a folder of CSV/JSON/Parquet/text files"
+            )
         manifest = self.manifest_for(root, exclusions)
         if root.is_file():
             root, only = root.parent, root.name
@@ -119,8 +136,9 @@ class Lake:
         else:
             manifest = ExclusionManifest()
         saved = self.contract.exclusions
-        return ExclusionManifest(files=sorted({*saved.files, *manifest.files}),
-                                 fields=sorted({*saved.fields, *manifest.fields}))
+        return ExclusionManifest(
+            files=sorted({*saved.files, *manifest.files}), fields=sorted({*saved.fields, *manifest.fields})
+        )
 
     def table(self, name: str):
         return self.catalog.load_table(name if "." in name else f"{TABLE_NAMESPACE}.{name}")
@@ -145,17 +163,31 @@ class Lake:
             table = self.table(name)
             snapshot = table.current_snapshot()
             rows = int(snapshot.summary["total-records"]) if snapshot and snapshot.summary else 0
-            tables.append(TableInfo(name=name, identifier=f"{TABLE_NAMESPACE}.{name}", rows=rows,
-                                    snapshot_id=snapshot_of(table), snapshots=len(table.snapshots())))
+            tables.append(
+                TableInfo(
+                    name=name,
+                    identifier=f"{TABLE_NAMESPACE}.{name}",
+                    rows=rows,
+                    snapshot_id=snapshot_of(table),
+                    snapshots=len(table.snapshots()),
+                )
+            )
         collections = [CollectionInfo(name=c, chunks=self.vectors.count(c)) for c in self.vectors.collections()]
-        return LakeInfo(path=str(self.path), contract_revision=contract.revision, signature=contract.signature(),
-                        tables=tables, collections=collections, identity_keys=contract.identity_keys,
-                        foreign_keys=contract.foreign_keys, links=contract.links)
+        return LakeInfo(
+            path=str(self.path),
+            contract_revision=contract.revision,
+            signature=contract.signature(),
+            tables=tables,
+            collections=collections,
+            identity_keys=contract.identity_keys,
+            foreign_keys=contract.foreign_keys,
+            links=contract.links,
+            hierarchy=contract.hierarchy,
+        )
 
     def validate(self) -> list[str]:
         """Problems that make schema.yaml disagree with the lake; empty when it is executable."""
-        tables = {f"{TABLE_NAMESPACE}.{n}": [f.name for f in self.table(n).schema().fields]
-                  for n in self.table_names()}
+        tables = {f"{TABLE_NAMESPACE}.{n}": [f.name for f in self.table(n).schema().fields] for n in self.table_names()}
         return contract_problems(self.contract, tables, set(self.vectors.collections()))
 
     def close(self) -> None:

@@ -55,10 +55,7 @@ def format_of(path: Path) -> str | None:
 
 
 def is_excluded(rel: str, manifest: ExclusionManifest) -> bool:
-    return any(
-        fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(Path(rel).name, pattern)
-        for pattern in manifest.files
-    )
+    return any(fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(Path(rel).name, pattern) for pattern in manifest.files)
 
 
 def list_supported_files(root: Path, manifest: ExclusionManifest) -> list[str]:
@@ -136,9 +133,7 @@ def unique_name(base: str, taken: set[str]) -> str:
     return name
 
 
-def discover_sources(
-    root: Path, manifest: ExclusionManifest, config: DiscoveryConfig
-) -> list[DiscoveredSource]:
+def discover_sources(root: Path, manifest: ExclusionManifest, config: DiscoveryConfig) -> list[DiscoveredSource]:
     """Group a folder's supported files into logical sources (Algorithm 1)."""
     files = list_supported_files(root, manifest)
     corpora = detect_corpora(root, files, config)
@@ -189,9 +184,7 @@ def discover_sources(
 def detect_companions(sources: list[DiscoveredSource]) -> list[tuple[str, str]]:
     """Pairs like queries.jsonl + queries_metadata.jsonl (App. A.8.2), as (source, companion)."""
     by_stem = {
-        Path(s.files[0]).with_suffix("").as_posix(): s
-        for s in sources
-        if s.kind is SourceKind.table and not s.corpus
+        Path(s.files[0]).with_suffix("").as_posix(): s for s in sources if s.kind is SourceKind.table and not s.corpus
     }
     pairs = []
     for stem, source in by_stem.items():
@@ -206,14 +199,6 @@ def companion_links(pairs: list[tuple[str, str]], columns: dict[str, list[str]])
     """Link each companion pair by a column both share, else by row position."""
     links = []
     for source, companion in pairs:
-        shared = [
-            c
-            for c in columns.get(source, [])
-            if c in columns.get(companion, []) and not c.startswith("_lp_")
-        ]
-        links.append(
-            Companion(
-                source=source, companion=companion, via=shared[0] if shared else "row position"
-            )
-        )
+        shared = [c for c in columns.get(source, []) if c in columns.get(companion, []) and not c.startswith("_lp_")]
+        links.append(Companion(source=source, companion=companion, via=shared[0] if shared else "row position"))
     return links

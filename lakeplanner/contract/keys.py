@@ -36,12 +36,12 @@ def qualifies(name: str, column: pa.ChunkedArray, config: StructureConfig) -> fl
     present = len(column) - column.null_count
     if present < config.identity_min_values or not can_be_key(column):
         return None
-    if pc.count_distinct(column).as_py() <= 2 or mean_length(column) > config.identity_max_avg_len:
+    # Free text is unique by accident, not by design; the seed's 500-char cut lets paragraphs through.
+    longest_allowed = min(config.identity_max_avg_len, config.text_field_min_avg_chars)
+    if pc.count_distinct(column).as_py() <= 2 or mean_length(column) >= longest_allowed:
         return None
     uniq = uniqueness(column)
-    if uniq >= config.identity_unique or (
-        uniq >= config.identity_unique_idlike and is_id_like(name)
-    ):
+    if uniq >= config.identity_unique or (uniq >= config.identity_unique_idlike and is_id_like(name)):
         return uniq
     return None
 
@@ -184,9 +184,7 @@ def compare_columns(
         a, col_a, b, col_b, side_a, side_b = b, col_b, a, col_a, side_b, side_a
     if not b.is_key(col_b):
         return None
-    cardinality = {("one", "one"): "1:1", ("many", "one"): "N:1", ("one", "many"): "1:N"}.get(
-        (side_a, side_b), "N:M"
-    )
+    cardinality = {("one", "one"): "1:1", ("many", "one"): "N:1", ("one", "many"): "1:N"}.get((side_a, side_b), "N:M")
     confidence = round(min(0.95, 0.5 + 0.3 * overlap + 0.15 * exact_name), 4)
     return ForeignKey(
         source=a.source,

@@ -26,9 +26,7 @@ class DocumentIndex:
 
     @classmethod
     def build(cls, collection: str, docs: list[tuple[str, str]]) -> DocumentIndex:
-        return cls(
-            collection, {d.casefold(): d for d, _ in docs}, {t.casefold(): d for d, t in docs if t}
-        )
+        return cls(collection, {d.casefold(): d for d, _ in docs}, {t.casefold(): d for d, t in docs if t})
 
     def resolve(self, value: str) -> tuple[str, str] | None:
         """(document_id, how) for a cell value, trying id, title, then link forms."""
@@ -40,9 +38,7 @@ class DocumentIndex:
         target = link_target(value)
         if target:
             for candidate in (target, target.replace("_", " ")):
-                hit = self.by_id.get(candidate.casefold()) or self.by_title.get(
-                    candidate.casefold()
-                )
+                hit = self.by_id.get(candidate.casefold()) or self.by_title.get(candidate.casefold())
                 if hit:
                     return hit, "link"
         return None
@@ -65,9 +61,7 @@ def link_confidence(match_rate: float, column: str) -> float:
     return round(min(0.95, 0.5 + 0.3 * match_rate + 0.15 * named), 4)
 
 
-def cross_links(
-    tables: list[KeyedTable], indexes: list[DocumentIndex], config: StructureConfig
-) -> list[CrossLink]:
+def cross_links(tables: list[KeyedTable], indexes: list[DocumentIndex], config: StructureConfig) -> list[CrossLink]:
     links = []
     for keyed in tables:
         for column in keyed.table.column_names:
@@ -97,9 +91,7 @@ def cross_links(
     return links
 
 
-def linked_rows(
-    table: pa.Table, link: CrossLink, index: DocumentIndex, key_columns: list[str]
-) -> dict[str, list[str]]:
+def linked_rows(table: pa.Table, link: CrossLink, index: DocumentIndex, key_columns: list[str]) -> dict[str, list[str]]:
     """document_id -> row keys of the rows whose link column names it."""
     out: dict[str, list[str]] = {}
     column = table.column(link.column)

@@ -42,9 +42,7 @@ class FieldEntry(_Model):
 
     id: str
     source: str
-    path: str = Field(
-        description="column name or JSON path, e.g. billing.email or paragraphs[*].text"
-    )
+    path: str = Field(description="column name or JSON path, e.g. billing.email or paragraphs[*].text")
     column: str | None = Field(None, description="Iceberg column holding it, if tabled")
     type: FieldType
     null_rate: float
@@ -156,8 +154,6 @@ class Contract(_Model):
     def signature(self) -> str:
         """Hash of what plans depend on: tables, their columns and types, keys and links."""
         parts = sorted(f"{f.source}.{f.column or f.path}:{f.type}" for f in self.fields)
-        parts += sorted(
-            f"fk:{k.source}.{k.column}->{k.target}.{k.target_column}" for k in self.foreign_keys
-        )
+        parts += sorted(f"fk:{k.source}.{k.column}->{k.target}.{k.target_column}" for k in self.foreign_keys)
         parts += sorted(f"link:{k.source}.{k.column}->{k.collection}" for k in self.links)
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]

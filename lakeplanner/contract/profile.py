@@ -10,9 +10,7 @@ import pyarrow.compute as pc
 from lakeplanner.config import StructureConfig
 from lakeplanner.contract.models import FieldEntry, FieldType, field_id
 
-_ID_LIKE = re.compile(
-    r"(^|_)(id|key|uuid|guid|code|ticker|symbol|sku|ref|number|no)$|^id_|_id_", re.I
-)
+_ID_LIKE = re.compile(r"(^|_)(id|uid|key|uuid|guid|code|ticker|symbol|sku|ref|number|no)$|^id_|_id_", re.I)
 EXAMPLES = 3
 EXAMPLE_CHARS = 80
 
@@ -64,16 +62,14 @@ def examples_of(column: pa.ChunkedArray) -> list[str]:
     return values
 
 
-def tags_of(
-    name: str, path: str, column: pa.ChunkedArray, json_paths: list[str], config: StructureConfig
-) -> list[str]:
+def tags_of(name: str, path: str, column: pa.ChunkedArray, json_paths: list[str], config: StructureConfig) -> list[str]:
     tags = []
     if is_id_like(name):
         tags.append("id_like")
-    if mean_length(column) >= config.text_field_min_avg_chars:
-        tags.append("free_text")
     if f"{path}[*]" in json_paths:
         tags.append("nested_array")
+    elif mean_length(column) >= config.text_field_min_avg_chars:
+        tags.append("free_text")
     if "." in path.rsplit("[*].", 1)[-1]:
         tags.append("nested_object")
     return tags
@@ -113,9 +109,7 @@ def profile_table(
 def profile_documents(source: str, titles: list[str], ids: list[str]) -> list[FieldEntry]:
     """Document sources expose document_id, title, heading and text to the catalog."""
 
-    def entry(
-        path: str, ftype: FieldType, card: int, examples: list[str], tags: list[str]
-    ) -> FieldEntry:
+    def entry(path: str, ftype: FieldType, card: int, examples: list[str], tags: list[str]) -> FieldEntry:
         return FieldEntry(
             id=field_id(source, path),
             source=source,

@@ -31,9 +31,7 @@ def load_contract(lake_dir: Path) -> Contract:
 def save_contract(lake_dir: Path, contract: Contract) -> Path:
     """Write to a temporary file and rename, so a crash never leaves half a contract."""
     path = lake_dir / SCHEMA_FILE
-    text = yaml.safe_dump(
-        contract.model_dump(mode="json"), sort_keys=False, allow_unicode=True, width=110
-    )
+    text = yaml.safe_dump(contract.model_dump(mode="json"), sort_keys=False, allow_unicode=True, width=110)
     fd, tmp = tempfile.mkstemp(dir=lake_dir, prefix=".schema-", suffix=".yaml")
     with os.fdopen(fd, "w") as fh:
         fh.write(text)
@@ -51,9 +49,7 @@ def load_manifest(path: Path) -> ExclusionManifest:
         ) from e
 
 
-def contract_problems(
-    contract: Contract, tables: dict[str, list[str]], collections: set[str]
-) -> list[str]:
+def contract_problems(contract: Contract, tables: dict[str, list[str]], collections: set[str]) -> list[str]:
     """Everything in the contract that the lake cannot execute: missing tables, columns, collections."""
     problems = []
     sources = {s.name: s for s in contract.sources}
@@ -61,9 +57,7 @@ def contract_problems(
         if source.kind is SourceKind.table and source.table not in tables:
             problems.append(f"source {source.name}: table {source.table} is not in the catalog")
         if source.kind is SourceKind.documents and source.collection not in collections:
-            problems.append(
-                f"source {source.name}: collection {source.collection} is not in Milvus"
-            )
+            problems.append(f"source {source.name}: collection {source.collection} is not in Milvus")
     for field in contract.fields:
         spec = sources.get(field.source)
         if spec is None:
@@ -84,7 +78,5 @@ def contract_problems(
                 )
     for link in contract.links:
         if link.collection not in collections:
-            problems.append(
-                f"link {link.source}.{link.column}: collection {link.collection} is not in Milvus"
-            )
+            problems.append(f"link {link.source}.{link.column}: collection {link.collection} is not in Milvus")
     return problems

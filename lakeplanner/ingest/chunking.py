@@ -41,9 +41,7 @@ def window(start: int, end: int, config: ChunkingConfig) -> list[tuple[int, int]
     return spans
 
 
-def pieces_of_section(
-    text: str, start: int, end: int, config: ChunkingConfig
-) -> list[tuple[int, int]]:
+def pieces_of_section(text: str, start: int, end: int, config: ChunkingConfig) -> list[tuple[int, int]]:
     """A section that is too long: pack whole paragraphs, window a paragraph that alone is too long."""
     pieces: list[tuple[int, int]] = []
     for a, b in (p for p in paragraph_spans(text[start:end])):
@@ -69,7 +67,5 @@ def chunk_text(text: str, config: ChunkingConfig) -> list[ChunkSpan]:
             else:
                 chunks.append(ChunkSpan(start, end, heading))
         else:
-            chunks.extend(
-                ChunkSpan(a, b, heading) for a, b in pieces_of_section(text, start, end, config)
-            )
+            chunks.extend(ChunkSpan(a, b, heading) for a, b in pieces_of_section(text, start, end, config))
     return chunks

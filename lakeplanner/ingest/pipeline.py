@@ -109,8 +109,9 @@ def noop_progress(description: str, done: int, total: int) -> None:
     return None
 
 
-def read_table_source(root: Path, source: DiscoveredSource, manifest: ExclusionManifest,
-                      config: IngestConfig) -> list[TableData]:
+def read_table_source(
+    root: Path, source: DiscoveredSource, manifest: ExclusionManifest, config: IngestConfig
+) -> list[TableData]:
     """All files of a table source (one, or a corpus folder) -> its table and nested child tables."""
     parts: dict[str, list[TableData]] = {}
     for rel in source.files:
@@ -121,8 +122,7 @@ def read_table_source(root: Path, source: DiscoveredSource, manifest: ExclusionM
         table = pa.concat_tables([p.table for p in pieces], promote_options="permissive")
         paths = {k: v for p in pieces for k, v in p.paths.items()}
         json_paths = sorted({j for p in pieces for j in p.json_paths})
-        merged.append(TableData(name=name, table=table, paths=paths, parent=pieces[0].parent,
-                                json_paths=json_paths))
+        merged.append(TableData(name=name, table=table, paths=paths, parent=pieces[0].parent, json_paths=json_paths))
     return merged
 
 
@@ -135,8 +135,15 @@ def prepare_table(data: TableData, source: DiscoveredSource, config: IngestConfi
     if identifier is None:
         table = with_surrogate_key(table)
     key_columns = identifier.columns if identifier else [KEY_COLUMN]
-    return PreparedTable(TableData(data.name, table, data.paths, data.parent, data.json_paths), fields, keys,
-                         key_columns, source.files, source.format, source.corpus)
+    return PreparedTable(
+        TableData(data.name, table, data.paths, data.parent, data.json_paths),
+        fields,
+        keys,
+        key_columns,
+        source.files,
+        source.format,
+        source.corpus,
+    )
 
 
 def free_text_documents(prepared: PreparedTable) -> list[Document]:
@@ -151,8 +158,9 @@ def free_text_documents(prepared: PreparedTable) -> list[Document]:
         for column in text_columns:
             if row[column]:
                 doc_id = key if len(text_columns) == 1 else f"{key}:{column}"
-                docs.append(Document(document_id=doc_id, title="", text=row[column], file=row["_lp_file"],
-                                     format="text"))
+                docs.append(
+                    Document(document_id=doc_id, title="", text=row[column], file=row["_lp_file"], format="text")
+                )
     return docs
 
 
@@ -163,8 +171,15 @@ def text_collection(source: str) -> str:
 class Ingestor:
     """One ingest run into an open lake (catalog + vector store + embedder)."""
 
-    def __init__(self, catalog, store: VectorStore, embedder: Embedder, contract: Contract,
-                 config: IngestConfig, progress: ProgressHook = noop_progress) -> None:
+    def __init__(
+        self,
+        catalog,
+        store: VectorStore,
+        embedder: Embedder,
+        contract: Contract,
+        config: IngestConfig,
+        progress: ProgressHook = noop_progress,
+    ) -> None:
         self.catalog = catalog
         self.store = store
         self.embedder = embedder
@@ -178,8 +193,9 @@ class Ingestor:
         tables, documents = self.read_all(root, discovered, manifest, report)
         keyed = [KeyedTable(t.name, t.data.table, t.keys) for t in tables]
         fks = foreign_keys(keyed, self.config.structure)
-        indexes = [DocumentIndex.build(d.name, [(doc.document_id, doc.title) for doc in d.documents])
-                   for d in documents]
+        indexes = [
+            DocumentIndex.build(d.name, [(doc.document_id, doc.title) for doc in d.documents]) for d in documents
+        ]
         links = cross_links(keyed, indexes, self.config.structure)
         self.attach_linked_rows(tables, documents, indexes, links)
         text_sources, text_links = self.free_text_sources(tables)
@@ -192,15 +208,17 @@ class Ingestor:
             self.progress(f"documents {docs.name}", done, total)
             self.commit_documents(docs, report)
         self.progress("contract", total, total)
-        contract = self.merge_contract(discovered, tables, documents, text_sources, fks, [*links, *text_links],
-                                       manifest, report)
+        contract = self.merge_contract(
+            discovered, tables, documents, text_sources, fks, [*links, *text_links], manifest, report
+        )
         report.contract_revision = contract.revision
         return report, contract
 
     # ------------------------------------------------------------ read phase
 
-    def read_all(self, root: Path, discovered: list[DiscoveredSource], manifest: ExclusionManifest,
-                 report: IngestReport) -> tuple[list[PreparedTable], list[PreparedDocuments]]:
+    def read_all(
+        self, root: Path, discovered: list[DiscoveredSource], manifest: ExclusionManifest, report: IngestReport
+    ) -> tuple[list[PreparedTable], list[PreparedDocuments]]:
         tables, documents = [], []
         for done, source in enumerate(discovered):
             self.progress(f"reading {source.name}", done, len(discovered))
@@ -210,6 +228,15 @@ class Ingestor:
                     tables += [prepare_table(d, source, self.config) for d in datas]
                 except BadSourceError as e:
                     report.bad_files.append(BadFile(path=e.path, reason=e.reason, hint=e.hint))
+                    report.sources.append(SourceResult(name=source.name, kind=source.kind, status="failed"))
+                except Exception as e:  # a reader bug must not stop the other sources
+                    report.bad_files.append(
+                        BadFile(
+                            path=", ".join(source.files),
+                            reason=f"unexpected error: {e!r}",
+                            hint="please report this file's shape as a lakeplanner bug",
+                        )
+                    )
                     report.sources.append(SourceResult(name=source.name, kind=source.kind, status="failed"))
             else:
                 docs = []
@@ -224,8 +251,13 @@ class Ingestor:
                     report.sources.append(SourceResult(name=source.name, kind=source.kind, status="failed"))
         return tables, documents
 
-    def attach_linked_rows(self, tables: list[PreparedTable], documents: list[PreparedDocuments],
-                           indexes: list[DocumentIndex], links: list[CrossLink]) -> None:
+    def attach_linked_rows(
+        self,
+        tables: list[PreparedTable],
+        documents: list[PreparedDocuments],
+        indexes: list[DocumentIndex],
+        links: list[CrossLink],
+    ) -> None:
         by_name = {t.name: t for t in tables}
         for docs, index in zip(documents, indexes, strict=True):
             for link in sorted((lk for lk in links if lk.collection == docs.name), key=lambda lk: -lk.confidence):
@@ -242,9 +274,17 @@ class Ingestor:
             name = text_collection(table.name)
             linked = {d.document_id: (table.name, [d.document_id.split(":")[0]]) for d in docs}
             sources.append(PreparedDocuments(name, docs, table.files, False, linked))
-            links.append(CrossLink(source=table.name, column=table.key_columns[0], collection=name,
-                                   match="embedded_text", match_rate=1.0, confidence=0.95,
-                                   documents=len({d.document_id for d in docs})))
+            links.append(
+                CrossLink(
+                    source=table.name,
+                    column=table.key_columns[0],
+                    collection=name,
+                    match="embedded_text",
+                    match_rate=1.0,
+                    confidence=0.95,
+                    documents=len({d.document_id for d in docs}),
+                )
+            )
         return sources, links
 
     # ------------------------------------------------------------ commit phase
@@ -252,14 +292,21 @@ class Ingestor:
     def commit_table(self, prepared: PreparedTable, report: IngestReport) -> TableWrite | None:
         table = prepared.data.table
         stored = table.drop_columns(["_lp_row"])
-        result = SourceResult(name=prepared.name, kind=SourceKind.table, status="failed",
-                              records=table.num_rows, table=f"{TABLE_NAMESPACE}.{prepared.name}")
+        result = SourceResult(
+            name=prepared.name,
+            kind=SourceKind.table,
+            status="failed",
+            records=table.num_rows,
+            table=f"{TABLE_NAMESPACE}.{prepared.name}",
+        )
         try:
             write = write_table(self.catalog, prepared.name, stored, prepared.key_columns)
             data_columns = [c for c in table.column_names if not is_provenance(c)]
-            replace_source_segments(self.catalog, prepared.name,
-                                    table_segments(prepared.name, table, data_columns, prepared.key_columns,
-                                                   write.identifier))
+            replace_source_segments(
+                self.catalog,
+                prepared.name,
+                table_segments(prepared.name, table, data_columns, prepared.key_columns, write.identifier),
+            )
         except LakeplannerError as e:
             report.bad_files.append(BadFile(path=", ".join(prepared.files), reason=e.message, hint=e.hint))
             report.sources.append(result)
@@ -274,24 +321,51 @@ class Ingestor:
         for doc in docs.documents:
             table, keys = docs.linked.get(doc.document_id, ("", []))
             for position, span in enumerate(chunk_text(doc.text, self.config.chunking)):
-                text = doc.text[span.start:span.end]
-                records.append(ChunkRecord(
-                    chunk_id=f"{docs.name}:{doc.document_id}:{position}"[:128], document_id=doc.document_id,
-                    source=docs.name, source_file=doc.file, position=position, start=span.start, end=span.end,
-                    title=doc.title, heading=span.heading, text=text, content_hash=content_hash(text),
-                    linked_table=table, linked_keys=keys))
+                text = doc.text[span.start : span.end]
+                records.append(
+                    ChunkRecord(
+                        chunk_id=f"{docs.name}:{doc.document_id}:{position}"[:128],
+                        document_id=doc.document_id,
+                        source=docs.name,
+                        source_file=doc.file,
+                        position=position,
+                        start=span.start,
+                        end=span.end,
+                        title=doc.title,
+                        heading=span.heading,
+                        text=text,
+                        content_hash=content_hash(text),
+                        linked_table=table,
+                        linked_keys=keys,
+                    )
+                )
         return records
 
     def commit_documents(self, docs: PreparedDocuments, report: IngestReport) -> None:
-        result = SourceResult(name=docs.name, kind=SourceKind.documents, status="failed",
-                              records=len(docs.documents), collection=docs.name)
+        result = SourceResult(
+            name=docs.name,
+            kind=SourceKind.documents,
+            status="failed",
+            records=len(docs.documents),
+            collection=docs.name,
+        )
         try:
             chunks = self.chunk_records(docs)
             vectors = self.embed([c.text for c in chunks], docs.name)
             rows = [s for doc in docs.documents for s in document_segments(docs.name, doc)]
             for doc_id, (table, keys) in docs.linked.items():
-                rows.append(segment(f"{docs.name}:{doc_id}/link", "row", f"{docs.name}:{doc_id}", docs.name,
-                                    doc_id, len(rows), "", meta={"table": table, "keys": keys}))
+                rows.append(
+                    segment(
+                        f"{docs.name}:{doc_id}/link",
+                        "row",
+                        f"{docs.name}:{doc_id}",
+                        docs.name,
+                        doc_id,
+                        len(rows),
+                        "",
+                        meta={"table": table, "keys": keys},
+                    )
+                )
             existing = self.store.document_ids(docs.name) if docs.name in self.store.collections() else set()
             self.store.replace_documents(docs.name, chunks, vectors)
             replace_source_segments(self.catalog, docs.name, pa.Table.from_pylist(rows))
@@ -309,36 +383,63 @@ class Ingestor:
         parts = []
         for start in range(0, len(texts), batch):
             self.progress(f"embedding {name}", start, len(texts))
-            parts.append(self.embedder.embed_passages(texts[start:start + batch]))
+            parts.append(self.embedder.embed_passages(texts[start : start + batch]))
         import numpy as np
 
         return np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), np.float32)
 
     # ------------------------------------------------------------ contract
 
-    def merge_contract(self, discovered: list[DiscoveredSource], tables: list[PreparedTable],
-                       documents: list[PreparedDocuments], text_sources: list[PreparedDocuments], fks, links,
-                       manifest: ExclusionManifest, report: IngestReport) -> Contract:
+    def merge_contract(
+        self,
+        discovered: list[DiscoveredSource],
+        tables: list[PreparedTable],
+        documents: list[PreparedDocuments],
+        text_sources: list[PreparedDocuments],
+        fks,
+        links,
+        manifest: ExclusionManifest,
+        report: IngestReport,
+    ) -> Contract:
         ok = {s.name for s in report.sources if s.status != "failed"}
         specs, fields, keys = [], [], []
         for t in tables:
             if t.name not in ok:
                 continue
             text_fields = [f.column for f in t.fields if "free_text" in f.tags and f.column]
-            specs.append(SourceSpec(name=t.name, kind=SourceKind.table, format=t.format, files=list(t.files),
-                                    corpus=t.corpus, records=t.data.table.num_rows,
-                                    table=f"{TABLE_NAMESPACE}.{t.name}", parent=t.data.parent,
-                                    json_paths=t.data.json_paths, text_fields=text_fields))
+            specs.append(
+                SourceSpec(
+                    name=t.name,
+                    kind=SourceKind.table,
+                    format=t.format,
+                    files=list(t.files),
+                    corpus=t.corpus,
+                    records=t.data.table.num_rows,
+                    table=f"{TABLE_NAMESPACE}.{t.name}",
+                    parent=t.data.parent,
+                    json_paths=t.data.json_paths,
+                    text_fields=text_fields,
+                )
+            )
             fields += t.fields
             keys += t.keys
         for d in [*documents, *text_sources]:
             if d.name not in ok:
                 continue
-            specs.append(SourceSpec(name=d.name, kind=SourceKind.documents, format="documents",
-                                    files=sorted({doc.file for doc in d.documents}), corpus=d.corpus,
-                                    records=len(d.documents), collection=d.name))
-            fields += profile_documents(d.name, [doc.title for doc in d.documents],
-                                        [doc.document_id for doc in d.documents])
+            specs.append(
+                SourceSpec(
+                    name=d.name,
+                    kind=SourceKind.documents,
+                    format="documents",
+                    files=sorted({doc.file for doc in d.documents}),
+                    corpus=d.corpus,
+                    records=len(d.documents),
+                    collection=d.name,
+                )
+            )
+            fields += profile_documents(
+                d.name, [doc.title for doc in d.documents], [doc.document_id for doc in d.documents]
+            )
         touched = {s.name for s in specs}
         old = self.contract
 
@@ -355,12 +456,14 @@ class Ingestor:
             fields=keep(old.fields, "source") + fields,
             identity_keys=keep(old.identity_keys, "source") + keys,
             foreign_keys=keep(old.foreign_keys, "source", "target") + new_fks,
-            links=keep(old.links, "source", "collection") + [lk for lk in links if lk.source in ok
-                                                             and lk.collection in ok],
+            links=keep(old.links, "source", "collection")
+            + [lk for lk in links if lk.source in ok and lk.collection in ok],
             hierarchy=keep(old.hierarchy, "child", "parent") + hierarchy(nested, new_fks),
-            companions=keep(old.companions, "source", "companion") + [c for c in companions
-                                                                       if c.source in ok and c.companion in ok],
-            exclusions=ExclusionManifest(files=sorted({*old.exclusions.files, *manifest.files}),
-                                         fields=sorted({*old.exclusions.fields, *manifest.fields})),
+            companions=keep(old.companions, "source", "companion")
+            + [c for c in companions if c.source in ok and c.companion in ok],
+            exclusions=ExclusionManifest(
+                files=sorted({*old.exclusions.files, *manifest.files}),
+                fields=sorted({*old.exclusions.fields, *manifest.fields}),
+            ),
         )
         return merged

@@ -25,9 +25,7 @@ from lakeplanner.contract.models import ExclusionManifest
 from lakeplanner.errors import BadSourceError
 
 PROVENANCE_FILE, PROVENANCE_RECORD, PROVENANCE_PARENT = "_lp_file", "_lp_record", "_lp_parent"
-_UTF8_MULTIBYTE = re.compile(
-    rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}"
-)
+_UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _ISO_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$")
 CSV_BLOCK_BYTES = 8 << 20
@@ -63,9 +61,7 @@ def read_bytes(path: Path, rel: str, limits: LimitsConfig) -> bytes:
         )
     data = path.read_bytes()
     if not data.strip():
-        raise BadSourceError(
-            rel, "empty file (no content)", hint="remove it or fill it, then ingest again"
-        )
+        raise BadSourceError(rel, "empty file (no content)", hint="remove it or fill it, then ingest again")
     return data
 
 
@@ -86,7 +82,7 @@ def decode_text(data: bytes, rel: str) -> str:
         if looks_like_utf16(data):
             raise BadSourceError(
                 rel,
-                "looks like UTF-16 text without a byte-order mark",
+                "unsupported encoding: looks like UTF-16 without a byte-order mark",
                 hint="re-save the file as UTF-8",
             )
         offset = data.index(b"\x00")
@@ -102,11 +98,10 @@ def decode_text(data: bytes, rel: str) -> str:
         if _UTF8_MULTIBYTE.search(data):
             raise BadSourceError(
                 rel,
-                f"mixed encodings: UTF-8 text with an invalid byte 0x{data[e.start]:02x} "
-                f"at line {line}",
+                f"mixed encodings: UTF-8 text with an invalid byte 0x{data[e.start]:02x} at line {line}",
                 hint="re-save the whole file in one encoding (UTF-8)",
             ) from e
-        guess = charset_normalizer.from_bytes(data).best()
+        guess = legacy_encoding(data)
         if guess is None or guess.encoding in ("utf_8", "ascii"):
             raise BadSourceError(
                 rel,
@@ -114,6 +109,16 @@ def decode_text(data: bytes, rel: str) -> str:
                 hint="re-save the file as UTF-8",
             ) from e
         return str(guess)
+
+
+def legacy_encoding(data: bytes) -> charset_normalizer.CharsetMatch | None:
+    """charset-normalizer's best guess; on a tie, Windows-1252, the most common legacy encoding."""
+    matches = charset_normalizer.from_bytes(data)
+    best = matches.best()
+    if best is None:
+        return None
+    ties = [m for m in matches if (m.chaos, m.coherence) == (best.chaos, best.coherence)]
+    return next((m for m in ties if m.encoding == "cp1252"), best)
 
 
 # ---------------------------------------------------------------- CSV and Parquet
@@ -134,9 +139,7 @@ def check_csv_header(text: str, rel: str, delimiter: str) -> list[str]:
     seen: set[str] = set()
     duplicate = next((n for n in names if n in seen or seen.add(n)), None)
     if duplicate:
-        raise BadSourceError(
-            rel, f"duplicate header name '{duplicate}'", hint="give every column a unique name"
-        )
+        raise BadSourceError(rel, f"duplicate header name '{duplicate}'", hint="give every column a unique name")
     return names
 
 
@@ -162,7 +165,7 @@ def read_csv(data: bytes, rel: str, delimiter: str, limits: LimitsConfig) -> pa.
         raise BadSourceError(
             rel,
             f"malformed CSV: {message.splitlines()[0]}",
-            hint="every row must have as many fields as the header (ragged rows?)",
+            hint="every row needs as many fields as the header: look for ragged rows or an unclosed quote",
         ) from e
     if table.num_rows == 0:
         raise BadSourceError(rel, "header only, no rows of data", hint="add rows or remove the file")
@@ -207,9 +210,7 @@ def drop_excluded_columns(table: pa.Table, manifest: ExclusionManifest) -> pa.Ta
 
 def is_excluded_path(path: str, manifest: ExclusionManifest) -> bool:
     plain = path.replace("[*]", "")
-    return any(
-        plain == f or plain.startswith(f + ".") or path.startswith(f + "[") for f in manifest.fields
-    )
+    return any(plain == f or plain.startswith(f + ".") or path.startswith(f + "[") for f in manifest.fields)
 
 
 def _reject_constant(name: str) -> Any:
@@ -220,20 +221,16 @@ def parse_json(text: str, rel: str) -> Any:
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as e:
-        truncated = " (file truncated?)" if e.pos >= len(text.rstrip()) - 1 else ""
+        truncated = " (file truncated?)" if "\n" not in text[e.pos :].rstrip() else ""
         raise BadSourceError(
             rel,
             f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}{truncated}",
             hint="fix the JSON syntax; a validator such as `python -m json.tool` shows where",
         ) from e
     except ValueError as e:
-        raise BadSourceError(
-            rel, f"invalid JSON: {e}", hint="write NaN/Infinity as null or a string"
-        ) from e
+        raise BadSourceError(rel, f"invalid JSON: {e}", hint="write NaN/Infinity as null or a string") from e
     except RecursionError as e:
-        raise BadSourceError(
-            rel, "JSON nested too deeply to parse", hint="flatten the structure"
-        ) from e
+        raise BadSourceError(rel, "JSON nesting depth exceeds what can be parsed", hint="flatten the structure") from e
 
 
 def json_records(data: bytes, rel: str, fmt: str) -> list[dict[str, Any]]:
@@ -249,20 +246,28 @@ def json_records(data: bytes, rel: str, fmt: str) -> list[dict[str, Any]]:
     else:
         document = parse_json(text, rel)
         if not isinstance(document, list | dict):
-            raise BadSourceError(rel, f"top-level JSON value is a scalar ({json_kind(document)}), not records",
-                                 hint="a table file holds an object or an array of objects")
+            raise BadSourceError(
+                rel,
+                f"top-level JSON value is a scalar ({json_kind(document)}), not records",
+                hint="a table file holds an object or an array of objects",
+            )
         records = document if isinstance(document, list) else [document]
     if not records:
         raise BadSourceError(rel, "no records", hint="the file holds an empty array")
     for position, record in enumerate(records):
         if not isinstance(record, dict):
-            kind = type(record).__name__.replace("NoneType", "null")
             raise BadSourceError(
                 rel,
-                f"record {position + 1} is a {kind}, not an object",
-                hint="tables need JSON objects (one per record)",
+                f"record {position + 1} is a {json_kind(record)}, not an object: tables need records",
+                hint="write one JSON object per record",
             )
     return records
+
+
+def json_kind(value: Any) -> str:
+    return {bool: "boolean", int: "number", float: "number", str: "string", list: "array", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )
 
 
 class _Flattener:
@@ -271,7 +276,7 @@ class _Flattener:
     def __init__(self, rel: str, manifest: ExclusionManifest) -> None:
         self.rel = rel
         self.manifest = manifest
-        self.rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.rows: dict[str, list[dict[str, Any]]] = defaultdict(list, {"": []})
         self.shapes: dict[str, dict[str, int]] = defaultdict(dict)
         self.json_paths: set[str] = set()
 
@@ -282,8 +287,7 @@ class _Flattener:
             (a, ra), (b, rb) = list(seen.items())[:2]
             raise BadSourceError(
                 self.rel,
-                f"conflicting types: field '{path}' is {a} in record {ra + 1} "
-                f"and {b} in record {rb + 1}",
+                f"conflicting types: field '{path}' is {a} in record {ra + 1} and {b} in record {rb + 1}",
                 hint="make the field one type, or hide it with the exclusion manifest",
             )
 
@@ -336,17 +340,9 @@ def infer_arrow_column(values: list[Any], rel: str, path: str) -> pa.Array:
     """JSON values -> the narrowest Arrow type: bool, int64, double, date, timestamp, else string."""
     present = [v for v in values if v is not None]
     if any(isinstance(v, list | dict) for v in present):
-        return pa.array(
-            [None if v is None else json.dumps(v, ensure_ascii=False) for v in values], pa.string()
-        )
+        return pa.array([None if v is None else json.dumps(v, ensure_ascii=False) for v in values], pa.string())
     kinds = {
-        bool
-        if isinstance(v, bool)
-        else int
-        if isinstance(v, int)
-        else float
-        if isinstance(v, float)
-        else str
+        bool if isinstance(v, bool) else int if isinstance(v, int) else float if isinstance(v, float) else str
         for v in present
     }
     if kinds == {bool}:
@@ -380,9 +376,7 @@ def column_name(path: str) -> str:
     return path if path.startswith("_lp_") else sanitize_name(path)
 
 
-def read_json_tables(
-    data: bytes, rel: str, fmt: str, source: str, manifest: ExclusionManifest
-) -> list[TableData]:
+def read_json_tables(data: bytes, rel: str, fmt: str, source: str, manifest: ExclusionManifest) -> list[TableData]:
     flattener = _Flattener(rel, manifest)
     flattener.flatten(json_records(data, rel, fmt))
     tables = []
@@ -417,14 +411,10 @@ def with_provenance(table: pa.Table, rel: str) -> pa.Table:
     n = table.num_rows
     if PROVENANCE_RECORD not in table.column_names:
         positions = pc.cast(pa.array(range(n), pa.int64()), pa.string())
-        table = table.append_column(
-            PROVENANCE_RECORD, pc.binary_join_element_wise(f"{rel}#", positions, "")
-        )
+        table = table.append_column(PROVENANCE_RECORD, pc.binary_join_element_wise(f"{rel}#", positions, ""))
     return table.append_column(
         PROVENANCE_FILE,
-        pa.array([rel] * n, pa.string())
-        if n < 1000
-        else pa.repeat(pa.scalar(rel), n).cast(pa.string()),
+        pa.array([rel] * n, pa.string()) if n < 1000 else pa.repeat(pa.scalar(rel), n).cast(pa.string()),
     )
 
 
@@ -437,9 +427,7 @@ def read_table_file(
         tables = read_json_tables(data, rel, fmt, source, manifest)
     else:
         arrow = (
-            read_parquet(data, rel)
-            if fmt == "parquet"
-            else read_csv(data, rel, "\t" if fmt == "tsv" else ",", limits)
+            read_parquet(data, rel) if fmt == "parquet" else read_csv(data, rel, "\t" if fmt == "tsv" else ",", limits)
         )
         arrow = drop_excluded_columns(arrow, manifest)
         renamed = [column_name(c) for c in arrow.column_names]
@@ -543,17 +531,11 @@ def read_document(root: Path, rel: str, limits: LimitsConfig) -> Document:
     if fmt in ("html", "htm"):
         title, text = html_to_text(text)
     if not text.strip():
-        raise BadSourceError(
-            rel, "no text left after removing markup", hint="the document is empty; remove it"
-        )
+        raise BadSourceError(rel, "empty document: no text left after removing markup", hint="fill it or remove it")
     return Document(
         document_id=Path(rel).stem,
         title=title or first_heading(text),
         text=text,
         file=rel,
-        format="html"
-        if fmt in ("html", "htm")
-        else "markdown"
-        if fmt in ("md", "markdown")
-        else "text",
+        format="html" if fmt in ("html", "htm") else "markdown" if fmt in ("md", "markdown") else "text",
     )

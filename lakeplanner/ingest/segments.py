@@ -204,9 +204,7 @@ def table_segments(
     )
     key_sql = " || '|' || ".join(f'CAST("{c}" AS VARCHAR)' for c in key_columns) or "NULL"
     con = duckdb.connect()
-    con.register(
-        "source_rows", table.append_column("_lp_index", pa.array(range(table.num_rows), pa.int64()))
-    )
+    con.register("source_rows", table.append_column("_lp_index", pa.array(range(table.num_rows), pa.int64())))
     rows = con.sql(
         f"""SELECT '{source}:' || _lp_record AS segment_id, 'row' AS level, '{root_id}' AS parent_id,
                    '{source}' AS source, '{source}' AS container, _lp_index + 1 AS position,
@@ -217,9 +215,7 @@ def table_segments(
             FROM source_rows"""
     ).to_arrow_table()
     con.close()
-    return pa.concat_tables(
-        [pa.Table.from_pylist([header], SEGMENT_SCHEMA), rows.cast(SEGMENT_SCHEMA)]
-    )
+    return pa.concat_tables([pa.Table.from_pylist([header], SEGMENT_SCHEMA), rows.cast(SEGMENT_SCHEMA)])
 
 
 def replace_source_segments(catalog: Catalog, source: str, segments: pa.Table) -> None:
@@ -242,9 +238,7 @@ def replace_source_segments(catalog: Catalog, source: str, segments: pa.Table) -
 
 def rebuild_document(segments: list[dict]) -> str:
     """Inverse of document_segments: concatenate paragraphs by offset."""
-    paragraphs = sorted(
-        (s for s in segments if s["level"] == "paragraph"), key=lambda s: s["start"]
-    )
+    paragraphs = sorted((s for s in segments if s["level"] == "paragraph"), key=lambda s: s["start"])
     return "".join(s["content"] for s in paragraphs)
 
 

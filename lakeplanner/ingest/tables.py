@@ -80,9 +80,7 @@ class TableWrite:
     created: bool
 
 
-def write_table(
-    catalog: Catalog, name: str, table: pa.Table, identifier_columns: list[str]
-) -> TableWrite:
+def write_table(catalog: Catalog, name: str, table: pa.Table, identifier_columns: list[str]) -> TableWrite:
     """Create or upsert; one transaction, so a failure commits nothing."""
     identifier = f"{TABLE_NAMESPACE}.{name}"
     table = require(table, identifier_columns)

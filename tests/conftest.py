@@ -1,0 +1,41 @@
+"""Shared fixtures: real engines everywhere (pyiceberg + SQLite, DuckDB, Milvus Lite, ONNX encoder)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lakeplanner import Lake, sample_lake_path
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def sample_lake(tmp_path_factory) -> tuple[Lake, object]:
+    """The shipped sample lake ingested once for the whole session: (lake, report)."""
+    lake = Lake.create(tmp_path_factory.mktemp("sample") / "lake")
+    report = lake.ingest(sample_lake_path())
+    yield lake, report
+    lake.close()
+
+
+@pytest.fixture(scope="session")
+def tatqa_lake(tmp_path_factory) -> tuple[Lake, object]:
+    lake = Lake.create(tmp_path_factory.mktemp("tatqa") / "lake")
+    report = lake.ingest(DATA / "tatqa")
+    yield lake, report
+    lake.close()
+
+
+@pytest.fixture
+def copy_of(tmp_path):
+    """Copy a folder under tests/data (or the sample lake) so a test may modify it."""
+
+    def copy(source: Path) -> Path:
+        target = tmp_path / source.name
+        shutil.copytree(source, target)
+        return target
+
+    return copy
