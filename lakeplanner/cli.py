@@ -171,8 +171,13 @@ def lake_info(lake: LakeOption = Path("lake"), as_json: JsonOption = False) -> N
             f"{link.confidence:.2f}",
         )
     for edge in info.hierarchy:
-        keys.add_row(f"hierarchy ({edge.kind})", f"{edge.child}.{edge.child_column}",
-                     f"{edge.parent}.{edge.parent_column}", "child -> parent", "")
+        keys.add_row(
+            f"hierarchy ({edge.kind})",
+            f"{edge.child}.{edge.child_column}",
+            f"{edge.parent}.{edge.parent_column}",
+            "child -> parent",
+            "",
+        )
     console.print(keys)
 
 

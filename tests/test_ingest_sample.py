@@ -5,16 +5,23 @@ import json
 import pyarrow.compute as pc
 import pytest
 
-from lakeplanner.ingest.segments import SEGMENTS_TABLE, rebuild_document, rebuild_table
-from lakeplanner.ingest.readers import read_document
 from lakeplanner import sample_lake_path
+from lakeplanner.ingest.readers import read_document
+from lakeplanner.ingest.segments import SEGMENTS_TABLE, rebuild_document, rebuild_table
 
 
 def test_every_source_is_ingested_and_excluded_files_are_not(sample_lake):
     lake, report = sample_lake
     assert report.bad_files == []
-    assert {s.name for s in report.sources} == {"customers", "invoices", "line_items", "products", "documents",
-                                                 "documents_contracts", "documents_invoices"}
+    assert {s.name for s in report.sources} == {
+        "customers",
+        "invoices",
+        "line_items",
+        "products",
+        "documents",
+        "documents_contracts",
+        "documents_invoices",
+    }
     assert "questions" not in lake.table_names()
     assert not any("README" in f for s in lake.contract.sources for f in s.files)
     assert lake.contract.exclusions.files == ["README.md", "questions.json"]
@@ -23,8 +30,12 @@ def test_every_source_is_ingested_and_excluded_files_are_not(sample_lake):
 def test_identity_keys_become_iceberg_identifier_fields(sample_lake):
     lake, _ = sample_lake
     identifiers = {k.source: k.columns for k in lake.contract.identity_keys if k.identifier}
-    assert identifiers == {"customers": ["customer_id"], "invoices": ["invoice_id"], "line_items": ["line_id"],
-                           "products": ["sku"]}
+    assert identifiers == {
+        "customers": ["customer_id"],
+        "invoices": ["invoice_id"],
+        "line_items": ["line_id"],
+        "products": ["sku"],
+    }
     schema = lake.table("invoices").schema()
     assert [schema.find_field(i).name for i in schema.identifier_field_ids] == ["invoice_id"]
 
@@ -32,9 +43,11 @@ def test_identity_keys_become_iceberg_identifier_fields(sample_lake):
 def test_foreign_keys_and_cardinality(sample_lake):
     lake, _ = sample_lake
     fks = {(f.source, f.column, f.target, f.target_column, f.cardinality) for f in lake.contract.foreign_keys}
-    assert fks == {("invoices", "customer_id", "customers", "customer_id", "N:1"),
-                   ("line_items", "invoice_id", "invoices", "invoice_id", "N:1"),
-                   ("line_items", "sku", "products", "sku", "N:1")}
+    assert fks == {
+        ("invoices", "customer_id", "customers", "customer_id", "N:1"),
+        ("line_items", "invoice_id", "invoices", "invoice_id", "N:1"),
+        ("line_items", "sku", "products", "sku", "N:1"),
+    }
     assert all(f.confidence == 0.95 and f.overlap == 1.0 for f in lake.contract.foreign_keys)
     parents = {(e.child, e.parent) for e in lake.contract.hierarchy}
     assert {("invoices", "customers"), ("line_items", "invoices")} <= parents
@@ -43,8 +56,10 @@ def test_foreign_keys_and_cardinality(sample_lake):
 def test_rows_link_to_documents_by_document_id(sample_lake):
     lake, _ = sample_lake
     links = {(lk.source, lk.column, lk.collection, lk.match, lk.documents) for lk in lake.contract.links}
-    assert links == {("customers", "contract_document_id", "documents_contracts", "document_id", 37),
-                     ("invoices", "document_id", "documents_invoices", "document_id", 30)}
+    assert links == {
+        ("customers", "contract_document_id", "documents_contracts", "document_id", 37),
+        ("invoices", "document_id", "documents_invoices", "document_id", 30),
+    }
 
 
 def test_field_catalog_is_closed_world_with_stable_ids(sample_lake):
@@ -84,13 +99,14 @@ def test_chunks_in_milvus_carry_document_ids_offsets_and_linked_rows(sample_lake
     from lakeplanner.llm.embeddings import default_embedder
 
     query = "contract payment terms with an early payment discount"
-    hits = lake.vectors.hybrid_search("documents_contracts", query, default_embedder().embed_query(query),
-                                      limit=3, filter='document_id == "CTR-C001"')
+    hits = lake.vectors.hybrid_search(
+        "documents_contracts", query, default_embedder().embed_query(query), limit=3, filter='document_id == "CTR-C001"'
+    )
     assert [h.chunk.document_id for h in hits] == ["CTR-C001"]
     chunk = hits[0].chunk
     assert chunk.linked_table == "customers" and chunk.linked_keys == ["C001"]
     original = (sample_lake_path() / chunk.source_file).read_text()
-    assert original[chunk.start:chunk.end] == chunk.text
+    assert original[chunk.start : chunk.end] == chunk.text
 
 
 def test_segments_rebuild_documents_and_tables(sample_lake):

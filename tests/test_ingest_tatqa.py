@@ -15,11 +15,20 @@ def test_nested_paragraphs_become_a_child_table_under_the_context(tatqa_lake):
     assert lake.table("tatqa__paragraphs").scan().to_arrow().num_rows == 89
     [edge] = lake.contract.hierarchy
     assert (edge.child, edge.parent, edge.child_column, edge.parent_column, edge.kind) == (
-        "tatqa__paragraphs", "tatqa", "_lp_parent", "_lp_record", "nested")
+        "tatqa__paragraphs",
+        "tatqa",
+        "_lp_parent",
+        "_lp_record",
+        "nested",
+    )
     paths = {s.name: s.json_paths for s in lake.contract.sources}
     assert paths["tatqa"] == ["paragraphs[*]", "table", "table.table[*]"]
-    [[joined]] = [list(r.values()) for r in lake.sql(
-        "SELECT count(*) FROM tatqa__paragraphs p JOIN tatqa t ON p._lp_parent = t._lp_record").to_pylist()]
+    [[joined]] = [
+        list(r.values())
+        for r in lake.sql(
+            "SELECT count(*) FROM tatqa__paragraphs p JOIN tatqa t ON p._lp_parent = t._lp_record"
+        ).to_pylist()
+    ]
     assert joined == 89
 
 
@@ -35,7 +44,12 @@ def test_paragraph_text_is_searchable_and_linked_to_its_row(tatqa_lake):
     lake, _ = tatqa_lake
     [link] = lake.contract.links
     assert (link.source, link.column, link.collection, link.match, link.documents) == (
-        "tatqa__paragraphs", "uid", "tatqa__paragraphs_text", "embedded_text", 89)
+        "tatqa__paragraphs",
+        "uid",
+        "tatqa__paragraphs_text",
+        "embedded_text",
+        89,
+    )
     from lakeplanner.llm.embeddings import default_embedder
 
     query = "fixed-price type contracts"

@@ -1,4 +1,5 @@
 import pyarrow as pa
+
 from lakeplanner.config import StructureConfig
 from lakeplanner.contract.keys import KeyedTable, foreign_keys, identity_keys, key_confidence
 
@@ -26,9 +27,9 @@ def test_few_values_and_binary_columns_are_never_keys():
 
 
 def test_composite_key_when_no_single_field_is_unique():
-    table = pa.table({"ticker": ["A", "A", "B", "B", "C", "C"] * 2,
-                      "quarter": ["Q1", "Q2"] * 6,
-                      "year": [2023] * 6 + [2024] * 6})
+    table = pa.table(
+        {"ticker": ["A", "A", "B", "B", "C", "C"] * 2, "quarter": ["Q1", "Q2"] * 6, "year": [2023] * 6 + [2024] * 6}
+    )
     keys = identity_keys("prices", table, CONFIG)
     assert keys == []  # no pair reaches 0.95 combined uniqueness
     table = pa.table({"ticker": ["A", "A", "B", "B", "C", "C"], "quarter": ["Q1", "Q2"] * 3})
@@ -42,11 +43,17 @@ def keyed(name, table):
 
 def test_foreign_key_overlap_confidence_and_cardinality():
     customers = keyed("customers", pa.table({"customer_id": [f"C{i}" for i in range(10)]}))
-    invoices = keyed("invoices", pa.table({"invoice_id": [f"I{i}" for i in range(30)],
-                                           "customer_id": [f"C{i % 5}" for i in range(30)]}))
+    invoices = keyed(
+        "invoices",
+        pa.table({"invoice_id": [f"I{i}" for i in range(30)], "customer_id": [f"C{i % 5}" for i in range(30)]}),
+    )
     [fk] = foreign_keys([customers, invoices], CONFIG)
-    assert (fk.source, fk.column, fk.target, fk.target_column) == ("invoices", "customer_id", "customers",
-                                                                   "customer_id")
+    assert (fk.source, fk.column, fk.target, fk.target_column) == (
+        "invoices",
+        "customer_id",
+        "customers",
+        "customer_id",
+    )
     assert fk.overlap == 0.5  # 5 shared values / max(5, 10)
     assert fk.confidence == round(min(0.95, 0.5 + 0.3 * 0.5 + 0.15), 4)
     assert fk.cardinality == "N:1"
@@ -54,8 +61,9 @@ def test_foreign_key_overlap_confidence_and_cardinality():
 
 def test_semantic_name_match_and_one_to_one():
     users = keyed("users", pa.table({"id": [f"U{i}" for i in range(10)]}))
-    profiles = keyed("profiles", pa.table({"user_id": [f"U{i}" for i in range(10)],
-                                           "bio": [f"b{i}" for i in range(10)]}))
+    profiles = keyed(
+        "profiles", pa.table({"user_id": [f"U{i}" for i in range(10)], "bio": [f"b{i}" for i in range(10)]})
+    )
     [fk] = foreign_keys([users, profiles], CONFIG)
     assert fk.cardinality == "1:1" and fk.confidence == 0.8  # overlap 1, no exact-name bonus
 

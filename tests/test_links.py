@@ -4,8 +4,14 @@ from lakeplanner.config import StructureConfig
 from lakeplanner.contract.keys import KeyedTable
 from lakeplanner.contract.links import DocumentIndex, cross_links, link_target, linked_rows
 
-DOCS = DocumentIndex.build("wiki", [("Great_Smoky_Mountains", "Great Smoky Mountains"),
-                                    ("Gatlinburg", "Gatlinburg, Tennessee"), ("DOC-7", "Invoice 7")])
+DOCS = DocumentIndex.build(
+    "wiki",
+    [
+        ("Great_Smoky_Mountains", "Great Smoky Mountains"),
+        ("Gatlinburg", "Gatlinburg, Tennessee"),
+        ("DOC-7", "Invoice 7"),
+    ],
+)
 
 
 def test_link_target_forms():
@@ -22,8 +28,12 @@ def test_cells_resolve_by_id_title_and_link():
 
 
 def test_hybridqa_style_wiki_cells_become_a_cross_link():
-    table = pa.table({"hometown": ["/wiki/Gatlinburg,_Tennessee", "/wiki/Great_Smoky_Mountains", None],
-                      "team_id": ["T1", "T2", "T3"]})
+    table = pa.table(
+        {
+            "hometown": ["/wiki/Gatlinburg,_Tennessee", "/wiki/Great_Smoky_Mountains", None],
+            "team_id": ["T1", "T2", "T3"],
+        }
+    )
     [link] = cross_links([KeyedTable("teens", table, [])], [DOCS], StructureConfig())
     assert (link.column, link.collection, link.match_rate) == ("hometown", "wiki", 1.0)
     assert linked_rows(table, link, DOCS, ["team_id"]) == {"Gatlinburg": ["T1"], "Great_Smoky_Mountains": ["T2"]}

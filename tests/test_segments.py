@@ -1,3 +1,5 @@
+import itertools
+
 import pyarrow as pa
 import pytest
 
@@ -20,7 +22,7 @@ TEXT = "# Title\n\nFirst paragraph. Second sentence!\n\n\n## Terms\nNet 30 days.
 def test_paragraphs_partition_the_text():
     spans = paragraph_spans(TEXT)
     assert spans[0][0] == 0 and spans[-1][1] == len(TEXT)
-    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
 
 
 def test_document_segments_are_hierarchical_and_reversible():
@@ -31,23 +33,29 @@ def test_document_segments_are_hierarchical_and_reversible():
     for s in segments[1:]:
         parent = by_id[s["parent_id"]]
         assert parent["start"] <= s["start"] <= s["end"] <= parent["end"]
-        assert TEXT[s["start"]:s["end"]] == s["content"]
+        assert TEXT[s["start"] : s["end"]] == s["content"]
     sentences = [s["content"] for s in segments if s["level"] == "sentence"]
-    assert sentences == ["# Title", "First paragraph.", "Second sentence!", "## Terms", "Net 30 days.",
-                         "Late fee 1%."]
+    assert sentences == ["# Title", "First paragraph.", "Second sentence!", "## Terms", "Net 30 days.", "Late fee 1%."]
     assert rebuild_document(segments) == TEXT
 
 
-@pytest.mark.parametrize("rel", ["documents/contracts/CTR-C001.md", "documents/memo-collections-2024Q3.txt",
-                                 "documents/invoices/DOC-INV-1046.html"])
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "documents/contracts/CTR-C001.md",
+        "documents/memo-collections-2024Q3.txt",
+        "documents/invoices/DOC-INV-1046.html",
+    ],
+)
 def test_sample_documents_rebuild_exactly(rel):
     doc = read_document(sample_lake_path(), rel, IngestConfig().limits)
     assert rebuild_document(document_segments("docs", doc)) == doc.text
 
 
 def test_table_segments_rebuild_the_table():
-    table = pa.table({"id": [3, 1, 2], "name": ["c", "a", None], "_lp_record": ["f#0", "f#1", "f#2"],
-                      "_lp_file": ["f"] * 3})
+    table = pa.table(
+        {"id": [3, 1, 2], "name": ["c", "a", None], "_lp_record": ["f#0", "f#1", "f#2"], "_lp_file": ["f"] * 3}
+    )
     hashed = with_row_hashes(table, ["id", "name"])
     segments = table_segments("t", hashed, ["id", "name"], ["id"], "lake.t").to_pylist()
     assert [s["row_key"] for s in segments[1:]] == ["3", "1", "2"]
@@ -63,7 +71,7 @@ def test_short_documents_are_one_chunk_and_long_ones_split_at_headings():
     assert len(chunks) > 1
     assert all(c.end - c.start <= 8000 for c in chunks)
     assert chunks[0].start == 0 and chunks[-1].end == len(long_text)
-    assert all(long_text[c.start:].startswith("## Section") for c in chunks)
+    assert all(long_text[c.start :].startswith("## Section") for c in chunks)
 
 
 def test_a_paragraph_longer_than_a_chunk_is_windowed_with_overlap():

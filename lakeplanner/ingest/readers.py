@@ -456,21 +456,8 @@ def read_table_file(
 
 
 class _HtmlText(HTMLParser):
-    BLOCKS = {
-        "p",
-        "div",
-        "section",
-        "article",
-        "li",
-        "tr",
-        "br",
-        "table",
-        "ul",
-        "ol",
-        "pre",
-        "blockquote",
-    }
-    SKIP = {"script", "style", "head"}
+    BLOCKS = frozenset({"p", "div", "section", "article", "li", "tr", "br", "table", "ul", "ol", "pre", "blockquote"})
+    SKIP = frozenset({"script", "style", "head"})
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
