@@ -25,6 +25,7 @@ from lakeplanner.errors import LakeExistsError, LakeNotFoundError
 from lakeplanner.ingest.pipeline import Ingestor, IngestReport, ProgressHook, noop_progress
 from lakeplanner.ingest.tables import TABLE_NAMESPACE, open_catalog, snapshot_of
 from lakeplanner.ingest.vectors import VectorStore
+from lakeplanner.llm.embeddings import default_embedder
 
 MARKER = "lake.json"
 DEFAULT_MANIFEST = "exclude.yaml"
@@ -109,8 +110,6 @@ class Lake:
         progress: ProgressHook = noop_progress,
     ) -> IngestReport:
         """Ingest a folder (or one file); bad files are reported, valid ones committed."""
-        from lakeplanner.llm.embeddings import default_embedder
-
         root = Path(source)
         if not root.exists():
             raise LakeNotFoundError(

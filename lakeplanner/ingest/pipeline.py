@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 from pydantic import BaseModel
 
@@ -384,8 +385,6 @@ class Ingestor:
         for start in range(0, len(texts), batch):
             self.progress(f"embedding {name}", start, len(texts))
             parts.append(self.embedder.embed_passages(texts[start : start + batch]))
-        import numpy as np
-
         return np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), np.float32)
 
     # ------------------------------------------------------------ contract

@@ -23,7 +23,6 @@ from lakeplanner.ingest.readers import Document
 from lakeplanner.ingest.tables import INTERNAL_NAMESPACE
 
 SEGMENTS_TABLE = f"{INTERNAL_NAMESPACE}.segments"
-LEVELS = ("document", "paragraph", "sentence", "table", "row")
 SEGMENT_SCHEMA = pa.schema(
     [
         pa.field("segment_id", pa.string(), nullable=False),

@@ -81,7 +81,7 @@ class TableWrite:
 
 
 def write_table(catalog: Catalog, name: str, table: pa.Table, identifier_columns: list[str]) -> TableWrite:
-    """Create or upsert; one transaction, so a failure commits nothing."""
+    """Create (table and data in one commit) or upsert (one transaction): a failure commits nothing."""
     identifier = f"{TABLE_NAMESPACE}.{name}"
     table = require(table, identifier_columns)
     try:
@@ -90,13 +90,11 @@ def write_table(catalog: Catalog, name: str, table: pa.Table, identifier_columns
         except NoSuchTableError:
             existing = None
         if existing is None:
-            created = catalog.create_table(identifier, schema=table.schema)
-            with created.transaction() as tx:
+            with catalog.create_table_transaction(identifier, schema=table.schema) as tx:
                 with tx.update_schema() as update:
                     update.set_identifier_fields(*identifier_columns)
                 tx.append(table)
-            created = catalog.load_table(identifier)
-            return TableWrite(identifier, snapshot_of(created), table.num_rows, True)
+            return TableWrite(identifier, snapshot_of(catalog.load_table(identifier)), table.num_rows, True)
         with existing.transaction() as tx:
             with tx.update_schema() as update:
                 update.union_by_name(table.schema)
@@ -113,13 +111,3 @@ def write_table(catalog: Catalog, name: str, table: pa.Table, identifier_columns
 def snapshot_of(table: Table) -> int | None:
     snapshot = table.current_snapshot()
     return snapshot.snapshot_id if snapshot else None
-
-
-def load_table(catalog: Catalog, name: str, namespace: str = TABLE_NAMESPACE) -> Table:
-    return catalog.load_table(f"{namespace}.{name}")
-
-
-def drop_table_if_empty_new(catalog: Catalog, write: TableWrite) -> None:
-    """Undo a table this ingest created when a later step of the same source failed."""
-    if write.created:
-        catalog.drop_table(write.identifier)
