@@ -44,10 +44,46 @@ def log(message: str) -> None:
 STATUSES = ["pending", "paid", "shipped", "delivered", "cancelled", "returned", "refunded"]
 STATUS_P = [0.08, 0.12, 0.18, 0.50, 0.05, 0.04, 0.03]
 COUNTRIES = ["US", "DE", "FR", "GB", "JP", "CA", "AU", "BR", "IN", "NL", "ES", "IT", "SE", "MX", "PL", "KR"]
-ADJECTIVES = ["Classic", "Ultra", "Compact", "Deluxe", "Eco", "Smart", "Mini", "Pro", "Vintage", "Rugged",
-              "Wireless", "Organic", "Portable", "Premium", "Basic", "Solar"]
-NOUNS = ["Kettle", "Backpack", "Lamp", "Headphones", "Blender", "Notebook", "Jacket", "Drill", "Mug", "Speaker",
-         "Tent", "Keyboard", "Sneakers", "Watch", "Charger", "Scarf", "Grinder", "Pillow", "Bottle", "Router"]
+ADJECTIVES = [
+    "Classic",
+    "Ultra",
+    "Compact",
+    "Deluxe",
+    "Eco",
+    "Smart",
+    "Mini",
+    "Pro",
+    "Vintage",
+    "Rugged",
+    "Wireless",
+    "Organic",
+    "Portable",
+    "Premium",
+    "Basic",
+    "Solar",
+]
+NOUNS = [
+    "Kettle",
+    "Backpack",
+    "Lamp",
+    "Headphones",
+    "Blender",
+    "Notebook",
+    "Jacket",
+    "Drill",
+    "Mug",
+    "Speaker",
+    "Tent",
+    "Keyboard",
+    "Sneakers",
+    "Watch",
+    "Charger",
+    "Scarf",
+    "Grinder",
+    "Pillow",
+    "Bottle",
+    "Router",
+]
 COLOURS = ["Black", "White", "Red", "Blue", "Green", "Grey", "Navy", "Olive"]
 
 
@@ -81,45 +117,154 @@ def generate_csv(path: Path, rows: int) -> None:
 
 
 TOPICS = [
-    "supply chain", "data retention", "customer onboarding", "incident response", "quarterly forecast",
-    "warehouse automation", "vendor assessment", "pricing strategy", "security audit", "release planning",
-    "field maintenance", "energy usage", "returns handling", "fraud detection", "hiring plan", "market entry",
-    "network upgrade", "compliance review", "product recall", "fleet logistics", "cloud migration",
-    "loyalty programme", "payment failures", "inventory accuracy", "service levels",
+    "supply chain",
+    "data retention",
+    "customer onboarding",
+    "incident response",
+    "quarterly forecast",
+    "warehouse automation",
+    "vendor assessment",
+    "pricing strategy",
+    "security audit",
+    "release planning",
+    "field maintenance",
+    "energy usage",
+    "returns handling",
+    "fraud detection",
+    "hiring plan",
+    "market entry",
+    "network upgrade",
+    "compliance review",
+    "product recall",
+    "fleet logistics",
+    "cloud migration",
+    "loyalty programme",
+    "payment failures",
+    "inventory accuracy",
+    "service levels",
 ]
 SECTION_TITLES = [
-    "Background", "Scope", "Findings", "Analysis", "Risks", "Recommendations", "Next steps", "Timeline",
-    "Open questions", "Method", "Results", "Decision", "Budget", "Stakeholders", "Lessons learned",
+    "Background",
+    "Scope",
+    "Findings",
+    "Analysis",
+    "Risks",
+    "Recommendations",
+    "Next steps",
+    "Timeline",
+    "Open questions",
+    "Method",
+    "Results",
+    "Decision",
+    "Budget",
+    "Stakeholders",
+    "Lessons learned",
 ]
 SUBJECTS = [
-    "the regional team", "our largest customer", "the finance group", "the night shift", "the vendor",
-    "the pilot site", "the platform team", "each warehouse", "the support desk", "management", "the auditors",
-    "the new system", "the legacy scheduler", "the logistics partner", "the sales organisation", "the board",
-    "the data team", "every store", "the integration layer", "the field engineers",
+    "the regional team",
+    "our largest customer",
+    "the finance group",
+    "the night shift",
+    "the vendor",
+    "the pilot site",
+    "the platform team",
+    "each warehouse",
+    "the support desk",
+    "management",
+    "the auditors",
+    "the new system",
+    "the legacy scheduler",
+    "the logistics partner",
+    "the sales organisation",
+    "the board",
+    "the data team",
+    "every store",
+    "the integration layer",
+    "the field engineers",
 ]
 VERBS = [
-    "reported", "reduced", "delayed", "measured", "approved", "rejected", "reviewed", "doubled", "replaced",
-    "tracked", "escalated", "automated", "simplified", "documented", "benchmarked", "migrated", "forecast",
-    "questioned", "consolidated", "prioritised", "validated", "flagged", "scheduled", "estimated",
+    "reported",
+    "reduced",
+    "delayed",
+    "measured",
+    "approved",
+    "rejected",
+    "reviewed",
+    "doubled",
+    "replaced",
+    "tracked",
+    "escalated",
+    "automated",
+    "simplified",
+    "documented",
+    "benchmarked",
+    "migrated",
+    "forecast",
+    "questioned",
+    "consolidated",
+    "prioritised",
+    "validated",
+    "flagged",
+    "scheduled",
+    "estimated",
 ]
 OBJECTS = [
-    "shipping costs", "ticket backlog", "lead times", "error rates", "the refund queue", "stock levels",
-    "contract terms", "the rollout plan", "capacity limits", "the retention policy", "carrier invoices",
-    "late deliveries", "duplicate orders", "the onboarding checklist", "power consumption", "spare parts",
-    "the access review", "price changes", "supplier scores", "the quarterly targets", "customer churn",
-    "batch jobs", "label printing", "storage usage", "the escalation path", "warranty claims",
+    "shipping costs",
+    "ticket backlog",
+    "lead times",
+    "error rates",
+    "the refund queue",
+    "stock levels",
+    "contract terms",
+    "the rollout plan",
+    "capacity limits",
+    "the retention policy",
+    "carrier invoices",
+    "late deliveries",
+    "duplicate orders",
+    "the onboarding checklist",
+    "power consumption",
+    "spare parts",
+    "the access review",
+    "price changes",
+    "supplier scores",
+    "the quarterly targets",
+    "customer churn",
+    "batch jobs",
+    "label printing",
+    "storage usage",
+    "the escalation path",
+    "warranty claims",
 ]
 TAILS = [
-    "after the spring review", "across three regions", "without extra staff", "ahead of the deadline",
-    "for the second time this year", "despite the holiday peak", "as the pilot showed", "in most cases",
-    "by roughly twelve percent", "once the data was cleaned", "before the audit", "at two of the sites",
-    "with help from finance", "during the migration window", "under the new contract", "for premium accounts",
+    "after the spring review",
+    "across three regions",
+    "without extra staff",
+    "ahead of the deadline",
+    "for the second time this year",
+    "despite the holiday peak",
+    "as the pilot showed",
+    "in most cases",
+    "by roughly twelve percent",
+    "once the data was cleaned",
+    "before the audit",
+    "at two of the sites",
+    "with help from finance",
+    "during the migration window",
+    "under the new contract",
+    "for premium accounts",
 ]
 EXTRAS = [
-    "However, the figures need another look.", "This matches what customers told us.",
-    "The root cause is still unclear.", "A follow-up meeting is planned.", "Costs stayed within budget.",
-    "Nobody expected this outcome.", "The change is reversible.", "Two teams disagree on the numbers.",
-    "Details are in the appendix.", "The trend has held for six months.",
+    "However, the figures need another look.",
+    "This matches what customers told us.",
+    "The root cause is still unclear.",
+    "A follow-up meeting is planned.",
+    "Costs stayed within budget.",
+    "Nobody expected this outcome.",
+    "The change is reversible.",
+    "Two teams disagree on the numbers.",
+    "Details are in the appendix.",
+    "The trend has held for six months.",
 ]
 
 
@@ -279,12 +424,23 @@ def machine_info() -> dict:
             versions[package] = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:
             versions[package] = "not installed"
+    try:
+        import subprocess
+
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "lakeplanner"], cwd=ROOT, capture_output=True, text=True
+        )
+        commit = head.stdout.strip() + (" (lakeplanner/ has uncommitted changes)" if dirty.stdout.strip() else "")
+    except OSError:
+        commit = "unknown"
     return {
+        "commit": commit,
         "nproc": os.cpu_count(),
         "cpu": cpu or platform.processor(),
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "versions": versions,
     }
 
@@ -342,6 +498,7 @@ def markdown(result: dict) -> str:
         "",
         "## Machine",
         "",
+        f"- lakeplanner commit: {m['commit']}",
         f"- nproc: {m['nproc']}",
         f"- CPU: {m['cpu']}",
         f"- Python {m['python']} on {m['platform']}",
@@ -360,13 +517,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=None, help="CSV rows (default 1,000,000; --quick 20,000)")
     parser.add_argument("--docs", type=int, default=None, help="markdown documents (default 5,000; --quick 200)")
     parser.add_argument(
-        "--out", type=Path, default=None,
+        "--out",
+        type=Path,
+        default=None,
         help="where ingest.md/json go (default benchmarks/results; --quick: benchmarks/.work/results-quick)",
     )
-    parser.add_argument("--workdir", type=Path, default=None, help="scratch dir (default: temp dir in benchmarks/.work)")
+    parser.add_argument(
+        "--workdir", type=Path, default=None, help="scratch dir (default: temp dir in benchmarks/.work)"
+    )
     parser.add_argument("--quick", action="store_true", help="smoke run: 20,000 rows, 200 documents")
     parser.add_argument(
-        "--encoder-runs", type=int, default=2,
+        "--encoder-runs",
+        type=int,
+        default=2,
         help="bare-encoder passes; 2 = one before and one after the pipeline pass, averaged (default 2)",
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch dir")
@@ -384,6 +547,7 @@ def main(argv: list[str] | None = None) -> int:
         workdir.mkdir(parents=True, exist_ok=True)
     log(f"workdir {workdir}; rows={rows:,} docs={docs:,}")
     loadavg_start = [round(x, 2) for x in os.getloadavg()]
+    machine = machine_info()  # at the start: the commit measured, not the one at the end
 
     try:
         # ---- data
@@ -467,7 +631,7 @@ def main(argv: list[str] | None = None) -> int:
             "loadavg_start": loadavg_start,
             "loadavg_end": [round(x, 2) for x in os.getloadavg()],
             "command": command,
-            "machine": machine_info(),
+            "machine": {**machine, "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")},
         }
     finally:
         if temporary:

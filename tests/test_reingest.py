@@ -51,3 +51,25 @@ def test_reingested_documents_replace_their_chunks(tmp_path):
     lake.ingest(folder)
     assert lake.vectors.count("docs") == 1
     lake.close()
+
+
+def test_sources_ingested_later_key_and_link_against_earlier_ones(tmp_path):
+    docs, customers, invoices = tmp_path / "docs", tmp_path / "customers", tmp_path / "invoices"
+    shutil.copytree(sample_lake_path() / "documents" / "contracts", docs / "contracts")
+    customers.mkdir()
+    invoices.mkdir()
+    shutil.copy(sample_lake_path() / "customers.csv", customers / "customers.csv")
+    shutil.copy(sample_lake_path() / "invoices.json", invoices / "invoices.json")
+    lake = Lake.create(tmp_path / "lake")
+    for folder in (docs, customers, invoices):
+        lake.ingest(folder)
+    fks = {(f.source, f.column, f.target) for f in lake.contract.foreign_keys}
+    assert fks == {("invoices", "customer_id", "customers")}
+    [link] = lake.contract.links
+    assert (link.source, link.column, link.collection, link.documents) == (
+        "customers",
+        "contract_document_id",
+        "contracts",
+        37,
+    )
+    lake.close()

@@ -197,9 +197,14 @@ def compare_columns(
     )
 
 
-def foreign_keys(tables: list[KeyedTable], config: StructureConfig) -> list[ForeignKey]:
+def foreign_keys(
+    tables: list[KeyedTable], config: StructureConfig, only_with: set[str] | None = None
+) -> list[ForeignKey]:
+    """Candidate FKs between every pair of tables (or only pairs touching `only_with`)."""
     found: dict[tuple[str, str, str, str], ForeignKey] = {}
     for a, b in itertools.combinations(tables, 2):
+        if only_with is not None and a.source not in only_with and b.source not in only_with:
+            continue
         for col_a in a.table.column_names:
             for col_b in b.table.column_names:
                 match = name_match(a, col_a, b, col_b)

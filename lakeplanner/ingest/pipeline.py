@@ -23,6 +23,7 @@ from lakeplanner.contract.models import (
     CrossLink,
     ExclusionManifest,
     FieldEntry,
+    FieldType,
     IdentityKey,
     SourceKind,
     SourceSpec,
@@ -36,12 +37,12 @@ from lakeplanner.ingest.segments import (
     document_segments,
     replace_source_segments,
     segment,
+    stored_documents,
     table_segments,
 )
 from lakeplanner.ingest.tables import (
     KEY_COLUMN,
     TABLE_NAMESPACE,
-    TableWrite,
     with_row_hashes,
     with_surrogate_key,
     write_table,
@@ -50,6 +51,7 @@ from lakeplanner.ingest.vectors import ChunkRecord, VectorStore
 from lakeplanner.llm.embeddings import Embedder
 
 ProgressHook = Callable[[str, int, int], None]
+KEYABLE_TYPES = {FieldType.string, FieldType.integer, FieldType.date}
 MAX_LINKED_KEYS = 50
 
 
@@ -165,6 +167,11 @@ def free_text_documents(prepared: PreparedTable) -> list[Document]:
     return docs
 
 
+def is_keyable(entry: FieldEntry) -> bool:
+    """Columns that can be a key, a foreign key or a document link: short scalars, no free text."""
+    return entry.type in KEYABLE_TYPES and not {"free_text", "nested_array"} & set(entry.tags)
+
+
 def text_collection(source: str) -> str:
     return f"{source}_text"
 
@@ -193,18 +200,20 @@ class Ingestor:
         discovered = discover_sources(root, manifest, self.config.discovery)
         tables, documents = self.read_all(root, discovered, manifest, report)
         keyed = [KeyedTable(t.name, t.data.table, t.keys) for t in tables]
-        fks = foreign_keys(keyed, self.config.structure)
+        stored = self.stored_tables(exclude={s.name for s in discovered})
+        fks = foreign_keys([*keyed, *stored], self.config.structure, only_with={t.name for t in tables})
         indexes = [
             DocumentIndex.build(d.name, [(doc.document_id, doc.title) for doc in d.documents]) for d in documents
         ]
-        links = cross_links(keyed, indexes, self.config.structure)
+        stored_indexes = self.stored_document_indexes(exclude={s.name for s in discovered})
+        links = cross_links(keyed, [*indexes, *stored_indexes], self.config.structure)
+        links += cross_links(stored, indexes, self.config.structure)
         self.attach_linked_rows(tables, documents, indexes, links)
         text_sources, text_links = self.free_text_sources(tables)
-        written: dict[str, TableWrite] = {}
         total = len(tables) + len(documents) + len(text_sources)
         for done, prepared in enumerate(tables):
             self.progress(f"table {prepared.name}", done, total)
-            written[prepared.name] = self.commit_table(prepared, report)
+            self.commit_table(prepared, report)
         for done, docs in enumerate([*documents, *text_sources], start=len(tables)):
             self.progress(f"documents {docs.name}", done, total)
             self.commit_documents(docs, report)
@@ -216,6 +225,27 @@ class Ingestor:
         return report, contract
 
     # ------------------------------------------------------------ read phase
+
+    def stored_tables(self, exclude: set[str]) -> list[KeyedTable]:
+        """Key-able columns of tables from earlier runs, so new sources can key and link against them."""
+        stored = []
+        for spec in self.contract.sources:
+            if spec.kind is not SourceKind.table or spec.name in exclude or spec.table is None:
+                continue
+            columns = tuple(f.column for f in self.contract.fields_of(spec.name) if f.column and is_keyable(f))
+            if columns:
+                arrow = self.catalog.load_table(spec.table).scan(selected_fields=columns).to_arrow()
+                keys = [k for k in self.contract.identity_keys if k.source == spec.name]
+                stored.append(KeyedTable(spec.name, arrow, keys))
+        return stored
+
+    def stored_document_indexes(self, exclude: set[str]) -> list[DocumentIndex]:
+        """Document ids and titles of collections from earlier runs, read from their segments."""
+        names = [s.name for s in self.contract.sources if s.kind is SourceKind.documents and s.name not in exclude]
+        if not names:
+            return []
+        documents = stored_documents(self.catalog, names)
+        return [DocumentIndex.build(name, documents.get(name, [])) for name in names]
 
     def read_all(
         self, root: Path, discovered: list[DiscoveredSource], manifest: ExclusionManifest, report: IngestReport
@@ -290,7 +320,7 @@ class Ingestor:
 
     # ------------------------------------------------------------ commit phase
 
-    def commit_table(self, prepared: PreparedTable, report: IngestReport) -> TableWrite | None:
+    def commit_table(self, prepared: PreparedTable, report: IngestReport) -> None:
         table = prepared.data.table
         stored = table.drop_columns(["_lp_row"])
         result = SourceResult(
@@ -311,11 +341,10 @@ class Ingestor:
         except LakeplannerError as e:
             report.bad_files.append(BadFile(path=", ".join(prepared.files), reason=e.message, hint=e.hint))
             report.sources.append(result)
-            return None
+            return
         result.status = "created" if write.created else ("updated" if write.rows_written else "unchanged")
         result.rows_written, result.snapshot_id = write.rows_written, write.snapshot_id
         report.sources.append(result)
-        return write
 
     def chunk_records(self, docs: PreparedDocuments) -> list[ChunkRecord]:
         records = []
@@ -446,7 +475,8 @@ class Ingestor:
             return [i for i in items if not any(getattr(i, a) in touched for a in attrs)]
 
         nested = [(t.name, t.data.parent) for t in tables if t.data.parent and t.name in ok]
-        new_fks = [fk for fk in fks if fk.source in ok and fk.target in ok]
+        known = ok | {s.name for s in old.sources}
+        new_fks = [fk for fk in fks if fk.source in known and fk.target in known]
         columns = {t.name: t.data.table.column_names for t in tables}
         companions = companion_links(detect_companions(discovered), columns)
         merged = Contract(
@@ -456,7 +486,7 @@ class Ingestor:
             identity_keys=keep(old.identity_keys, "source") + keys,
             foreign_keys=keep(old.foreign_keys, "source", "target") + new_fks,
             links=keep(old.links, "source", "collection")
-            + [lk for lk in links if lk.source in ok and lk.collection in ok],
+            + [lk for lk in links if lk.source in known and lk.collection in known],
             hierarchy=keep(old.hierarchy, "child", "parent") + hierarchy(nested, new_fks),
             companions=keep(old.companions, "source", "companion")
             + [c for c in companions if c.source in ok and c.companion in ok],

@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError
-from pyiceberg.expressions import EqualTo
+from pyiceberg.expressions import And, EqualTo, In
 
 from lakeplanner.errors import EngineError
 from lakeplanner.ingest.readers import Document
@@ -233,6 +233,26 @@ def replace_source_segments(catalog: Catalog, source: str, segments: pa.Table) -
             f"writing segments of {source} failed: {e}",
             hint="the source's previous segments are unchanged; ingest it again",
         ) from e
+
+
+def stored_documents(catalog: Catalog, sources: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """(document_id, title) per document source, from the document-level segments."""
+    try:
+        table = catalog.load_table(SEGMENTS_TABLE)
+    except NoSuchTableError:
+        return {}
+    rows = (
+        table.scan(
+            row_filter=And(EqualTo("level", "document"), In("source", sources)),
+            selected_fields=("source", "container", "content"),
+        )
+        .to_arrow()
+        .to_pylist()
+    )
+    out: dict[str, list[tuple[str, str]]] = {}
+    for row in rows:
+        out.setdefault(row["source"], []).append((row["container"], row["content"]))
+    return out
 
 
 def rebuild_document(segments: list[dict]) -> str:
