@@ -9,9 +9,12 @@ LAKE ?= lake
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 
+# llama-cpp-python builds from source; -march=native crashes (SIGILL) on some of our machines.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAVA_BUILD=OFF
+
 setup: $(BIN)/activate
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev]"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/pip install --quiet -e ".[llm,dev]"
 
 demo: setup
 	$(BIN)/lakeplanner ingest --sample --lake $(LAKE)

@@ -57,6 +57,15 @@ def ingest(
     sample: Annotated[
         bool, typer.Option("--sample", help="Ingest the sample enterprise lake shipped with lakeplanner.")
     ] = False,
+    discover: Annotated[
+        bool,
+        typer.Option(
+            "--discover",
+            help="Also run two-pass LLM schema discovery per "
+            "source (entity types, attributes, relationships); "
+            "the LLM comes from LAKEPLANNER_LLM_* / lakeplanner.toml.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Ingest files into a lake: tables -> Iceberg, documents -> Milvus chunks, structure -> schema.yaml.
@@ -84,7 +93,7 @@ def ingest(
             def on_progress(description: str, done: int, total: int) -> None:
                 progress.update(task, description=description, completed=done, total=total)
 
-            report = target.ingest(root, exclusions=exclude, progress=on_progress)
+            report = target.ingest(root, exclusions=exclude, progress=on_progress, discover=discover)
     except LakeplannerError as e:
         fail(e)
     if as_json:
@@ -114,6 +123,8 @@ def print_report(report) -> None:
     console.print(table)
     for bad in report.bad_files:
         console.print(f"[red]bad file[/] {bad.path}: {bad.reason}" + (f"  [dim]({bad.hint})[/]" if bad.hint else ""))
+    for warning in report.warnings:
+        console.print(f"[yellow]warning[/] {warning}")
     console.print(
         f"contract revision {report.contract_revision}; "
         f"{report.ingested} sources ingested, {len(report.bad_files)} bad files"

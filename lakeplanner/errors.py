@@ -43,3 +43,16 @@ class EngineError(LakeplannerError):
 
 class MissingDependencyError(LakeplannerError):
     """An optional dependency is not installed; the hint holds the pip line."""
+
+
+class LLMOutputError(LakeplannerError):
+    """The model's output stayed invalid after the bounded repair retries."""
+
+    def __init__(self, message: str, *, raw: str, attempts: int, hint: str | None = None) -> None:
+        self.raw = raw
+        self.attempts = attempts
+        super().__init__(message, hint=hint)
+
+
+class LLMUnavailableError(LakeplannerError):
+    """The LLM backend (a local model or an endpoint) could not be reached or loaded."""

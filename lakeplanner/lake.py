@@ -21,10 +21,11 @@ from lakeplanner.contract.models import (
     IdentityKey,
 )
 from lakeplanner.contract.store import contract_problems, load_contract, load_manifest, save_contract
-from lakeplanner.errors import LakeExistsError, LakeNotFoundError
+from lakeplanner.errors import LakeExistsError, LakeNotFoundError, LakeplannerError
 from lakeplanner.ingest.pipeline import Ingestor, IngestReport, ProgressHook, noop_progress
 from lakeplanner.ingest.tables import TABLE_NAMESPACE, open_catalog, snapshot_of
 from lakeplanner.ingest.vectors import VectorStore
+from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.llm.embeddings import default_embedder
 
 MARKER = "lake.json"
@@ -108,6 +109,8 @@ class Lake:
         *,
         exclusions: ExclusionManifest | Path | None = None,
         progress: ProgressHook = noop_progress,
+        discover: bool = False,
+        llm: LLM | None = None,
     ) -> IngestReport:
         """Ingest a folder (or one file); bad files are reported, valid ones committed."""
         root = Path(source)
@@ -115,13 +118,22 @@ class Lake:
             raise LakeNotFoundError(
                 f"source {root} does not exist", hint="pass a folder of CSV/JSON/Parquet/text files"
             )
-        manifest = self.manifest_for(root, exclusions)
+        only = None
         if root.is_file():
-            root, only = root.parent, root.name
-            others = [p.name for p in root.iterdir() if p.name != only]
-            manifest = manifest.model_copy(update={"files": [*manifest.files, *others]})
-        ingestor = Ingestor(self.catalog, self.vectors, default_embedder(), self.contract, self.config, progress)
-        report, contract = ingestor.run(root, manifest)
+            root, only = root.parent, {root.name}
+        manifest = self.manifest_for(root, exclusions)
+        llm_problem = None
+        if discover and llm is None:
+            try:
+                llm = get_llm()
+            except LakeplannerError as e:  # structural ingestion still runs without its LLM
+                llm_problem = f"LLM discovery skipped: {e.message}" + (f" ({e.hint})" if e.hint else "")
+        ingestor = Ingestor(
+            self.catalog, self.vectors, default_embedder(), self.contract, self.config, progress, llm=llm
+        )
+        report, contract = ingestor.run(root, manifest, only=only)
+        if llm_problem:
+            report.warnings.insert(0, llm_problem)
         save_contract(self.path, contract)
         return report
 

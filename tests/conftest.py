@@ -12,6 +12,13 @@ from lakeplanner import Lake, sample_lake_path
 DATA = Path(__file__).parent / "data"
 
 
+@pytest.fixture(autouse=True)
+def no_real_model_by_accident(request, monkeypatch):
+    """Unit tests get the fake LLM; only tests marked real_model may load a real one."""
+    if "real_model" not in request.keywords:
+        monkeypatch.setenv("LAKEPLANNER_LLM_BACKEND", "fake")
+
+
 @pytest.fixture(scope="session")
 def sample_lake(tmp_path_factory) -> tuple[Lake, object]:
     """The shipped sample lake ingested once for the whole session: (lake, report)."""

@@ -118,6 +118,42 @@ class ExclusionManifest(_Model):
     )
 
 
+class EntityAttribute(_Model):
+    name: str
+    field_id: str
+
+
+class EntityType(_Model):
+    """An entity type found by LLM discovery, grounded in catalog field ids (seed 002 §3.2)."""
+
+    name: str = Field(description="PascalCase")
+    source: str
+    description: str = ""
+    key_field_id: str | None = None
+    attributes: list[EntityAttribute] = []
+    aliases: list[str] = []
+
+
+class Relationship(_Model):
+    source_entity: str
+    target_entity: str
+    type: str = Field(description="UPPER_SNAKE")
+    field_ids: list[str] = []
+    source: str
+
+
+class DiscoveryRecord(_Model):
+    """How one source's LLM discovery went: FieldValidity (App. A.5.1) before and after repair."""
+
+    source: str
+    model: str
+    calls: int
+    field_validity_before: float
+    field_validity_after: float
+    repaired: int
+    dropped: int
+
+
 class Provenance(_Model):
     """Names of the provenance columns every table carries (App. A.9 SourceRecord)."""
 
@@ -139,6 +175,9 @@ class Contract(_Model):
     links: list[CrossLink] = []
     hierarchy: list[HierarchyEdge] = []
     companions: list[Companion] = []
+    entities: list[EntityType] = []
+    relationships: list[Relationship] = []
+    discovery: list[DiscoveryRecord] = []
     exclusions: ExclusionManifest = ExclusionManifest()
     provenance: Provenance = Provenance()
 

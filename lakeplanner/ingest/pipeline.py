@@ -29,6 +29,7 @@ from lakeplanner.contract.models import (
     SourceSpec,
 )
 from lakeplanner.contract.profile import is_provenance, profile_documents, profile_table
+from lakeplanner.contract.semantic import DiscoveryResult, discover_source, unify
 from lakeplanner.errors import BadSourceError, LakeplannerError
 from lakeplanner.ingest.chunking import chunk_text
 from lakeplanner.ingest.readers import Document, TableData, read_document, read_table_file
@@ -48,6 +49,7 @@ from lakeplanner.ingest.tables import (
     write_table,
 )
 from lakeplanner.ingest.vectors import ChunkRecord, VectorStore
+from lakeplanner.llm.base import LLM
 from lakeplanner.llm.embeddings import Embedder
 
 ProgressHook = Callable[[str, int, int], None]
@@ -77,6 +79,7 @@ class IngestReport(BaseModel):
     root: str
     sources: list[SourceResult] = []
     bad_files: list[BadFile] = []
+    warnings: list[str] = []
     contract_revision: int = 0
 
     @property
@@ -167,6 +170,14 @@ def free_text_documents(prepared: PreparedTable) -> list[Document]:
     return docs
 
 
+def sample_records(prepared: PreparedTable, pool: int = 500) -> list[dict]:
+    """Up to `pool` rows spread evenly over the table, data columns only, for LLM sampling."""
+    table = prepared.data.table
+    step = max(1, table.num_rows // pool)
+    columns = [c for c in table.column_names if not is_provenance(c)]
+    return table.select(columns).take(list(range(0, table.num_rows, step))[:pool]).to_pylist()
+
+
 def is_keyable(entry: FieldEntry) -> bool:
     """Columns that can be a key, a foreign key or a document link: short scalars, no free text."""
     return entry.type in KEYABLE_TYPES and not {"free_text", "nested_array"} & set(entry.tags)
@@ -187,7 +198,9 @@ class Ingestor:
         contract: Contract,
         config: IngestConfig,
         progress: ProgressHook = noop_progress,
+        llm: LLM | None = None,
     ) -> None:
+        self.llm = llm
         self.catalog = catalog
         self.store = store
         self.embedder = embedder
@@ -195,9 +208,15 @@ class Ingestor:
         self.config = config
         self.progress = progress
 
-    def run(self, root: Path, manifest: ExclusionManifest) -> tuple[IngestReport, Contract]:
+    def run(
+        self, root: Path, manifest: ExclusionManifest, only: set[str] | None = None
+    ) -> tuple[IngestReport, Contract]:
+        """Ingest every source under root (or only the listed files) and return the merged contract."""
         report = IngestReport(root=str(root))
         discovered = discover_sources(root, manifest, self.config.discovery)
+        if only is not None:
+            discovered = [s.model_copy(update={"files": tuple(f for f in s.files if f in only)}) for s in discovered]
+            discovered = [s for s in discovered if s.files]
         tables, documents = self.read_all(root, discovered, manifest, report)
         keyed = [KeyedTable(t.name, t.data.table, t.keys) for t in tables]
         stored = self.stored_tables(exclude={s.name for s in discovered})
@@ -210,6 +229,7 @@ class Ingestor:
         links += cross_links(stored, indexes, self.config.structure)
         self.attach_linked_rows(tables, documents, indexes, links)
         text_sources, text_links = self.free_text_sources(tables)
+        discoveries = self.discover(tables, documents, report) if self.llm else []
         total = len(tables) + len(documents) + len(text_sources)
         for done, prepared in enumerate(tables):
             self.progress(f"table {prepared.name}", done, total)
@@ -219,7 +239,7 @@ class Ingestor:
             self.commit_documents(docs, report)
         self.progress("contract", total, total)
         contract = self.merge_contract(
-            discovered, tables, documents, text_sources, fks, [*links, *text_links], manifest, report
+            discovered, tables, documents, text_sources, fks, [*links, *text_links], manifest, report, discoveries
         )
         report.contract_revision = contract.revision
         return report, contract
@@ -317,6 +337,28 @@ class Ingestor:
                 )
             )
         return sources, links
+
+    def discover(
+        self, tables: list[PreparedTable], documents: list[PreparedDocuments], report: IngestReport
+    ) -> list[DiscoveryResult]:
+        """LLM discovery per source; an LLM failure is a warning, never a failed ingest."""
+        results = []
+        jobs = [(t.name, t.fields, sample_records(t)) for t in tables]
+        jobs += [
+            (
+                d.name,
+                profile_documents(d.name, [x.title for x in d.documents], [x.document_id for x in d.documents]),
+                [{"document_id": x.document_id, "title": x.title, "text": x.text} for x in d.documents],
+            )
+            for d in documents
+        ]
+        for done, (name, fields, records) in enumerate(jobs):
+            self.progress(f"LLM discovery {name}", done, len(jobs))
+            try:
+                results.append(discover_source(self.llm, name, fields, records))
+            except LakeplannerError as e:
+                report.warnings.append(f"LLM discovery skipped for {name}: {e.message}")
+        return results
 
     # ------------------------------------------------------------ commit phase
 
@@ -428,8 +470,10 @@ class Ingestor:
         links,
         manifest: ExclusionManifest,
         report: IngestReport,
+        discoveries: list[DiscoveryResult],
     ) -> Contract:
         ok = {s.name for s in report.sources if s.status != "failed"}
+        rediscovered = {d.record.source for d in discoveries}
         specs, fields, keys = [], [], []
         for t in tables:
             if t.name not in ok:
@@ -490,6 +534,12 @@ class Ingestor:
             hierarchy=keep(old.hierarchy, "child", "parent") + hierarchy(nested, new_fks),
             companions=keep(old.companions, "source", "companion")
             + [c for c in companions if c.source in ok and c.companion in ok],
+            entities=unify(
+                [e for e in old.entities if e.source not in rediscovered] + [e for d in discoveries for e in d.entities]
+            ),
+            relationships=[r for r in old.relationships if r.source not in rediscovered]
+            + [r for d in discoveries for r in d.relationships],
+            discovery=[r for r in old.discovery if r.source not in rediscovered] + [d.record for d in discoveries],
             exclusions=ExclusionManifest(
                 files=sorted({*old.exclusions.files, *manifest.files}),
                 fields=sorted({*old.exclusions.fields, *manifest.fields}),

