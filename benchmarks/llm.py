@@ -81,13 +81,18 @@ def discovery(settings: LLMSettings, folder: Path, workdir: Path) -> list[dict]:
     )
     for warning in report.warnings:
         log(f"  warning: {warning}")
+    skipped = [
+        {"source": w.split("LLM discovery skipped for ", 1)[1].split(":", 1)[0], "reason": w}
+        for w in report.warnings
+        if "LLM discovery skipped for " in w
+    ]
     records = [
         r.model_dump() | {"entities": sorted(e.name for e in lake.contract.entities if e.source == r.source)}
         for r in lake.contract.discovery
     ]
     lake.close()
     llm.close()
-    return records
+    return records + [{"skipped": True, **s} for s in skipped]
 
 
 def markdown(result: dict) -> str:
@@ -120,6 +125,9 @@ def markdown(result: dict) -> str:
         ]
         for lake, records in result["discovery"].items():
             for r in records:
+                if r.get("skipped"):
+                    lines.append(f"| {lake} | {r['source']} | skipped: {r['reason'][:160]} | | | | | |")
+                    continue
                 lines.append(
                     f"| {lake} | {r['source']} | {r['field_validity_before']:.3f} | "
                     f"{r['field_validity_after']:.3f} | {r['repaired']} | {r['dropped']} | {r['calls']} | "
@@ -173,7 +181,10 @@ def main(argv: list[str] | None = None) -> int:
             for name, folder in (("sample_lake", sample_lake_path()), ("tatqa_20", TATQA)):
                 log(f"discovery on {name}")
                 result["discovery"][name] = discovery(settings, folder, work)
-            records = [r for rs in result["discovery"].values() for r in rs]
+            records = [r for rs in result["discovery"].values() for r in rs if not r.get("skipped")]
+            result["discovery_skipped_sources"] = sum(
+                r.get("skipped", False) for rs in result["discovery"].values() for r in rs
+            )
             result["field_validity_before_repair"] = sum(r["field_validity_before"] for r in records) / len(records)
             result["field_validity_after_repair"] = min(r["field_validity_after"] for r in records)
     result["prefix_reuse_saving"] = result["speed"]["prefix_reuse_saving"]

@@ -11,6 +11,7 @@ import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.tree import Tree
 
 from lakeplanner.errors import LakeplannerError
 from lakeplanner.lake import Lake, sample_lake_path
@@ -129,6 +130,66 @@ def print_report(report) -> None:
         f"contract revision {report.contract_revision}; "
         f"{report.ingested} sources ingested, {len(report.bad_files)} bad files"
     )
+
+
+@app.command()
+def plan(
+    question: Annotated[str, typer.Argument(help="The question, in plain language.")],
+    lake: LakeOption = Path("lake"),
+    role: Annotated[str, typer.Option(help="Execution context: plans are cached per role.")] = "default",
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Always generate a fresh plan.")] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain", help="Also show the tables shown to the LLM, the cache decision and every DataOps edit."
+        ),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Compile a question into a validated DAG of single-source steps (SQL, vector search, graph).
+
+    The plan comes from the plan cache when an equivalent question was planned before for the same
+    schema and role; otherwise the LLM writes it, the validator checks it and DataOps repairs it.
+    """
+    from lakeplanner.plan.cache import Context
+    from lakeplanner.plan.planner import Planner
+
+    try:
+        result = Planner(Lake.open(lake), context=Context(role=role), use_cache=not no_cache).plan(question)
+    except LakeplannerError as e:
+        fail(e)
+    if as_json:
+        console.print_json(result.model_dump_json())
+    else:
+        print_plan(result, explain)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def print_plan(result, explain: bool) -> None:
+    tree = Tree(f"[bold]{result.question}[/]")
+    deps = result.plan.dependencies()
+    for node in result.plan.nodes:
+        reads = f" reads {', '.join(deps[node.label])}" if deps.get(node.label) else ""
+        exposed = " [green](answer)[/]" if node.should_expose_answer else ""
+        branch = tree.add(f"[cyan]{node.label}[/] {node.tool} on [bold]{node.source}[/]{reads}{exposed}")
+        branch.add(node.question)
+        if node.returns:
+            branch.add(f"returns {', '.join(node.returns)}")
+    console.print(tree)
+    console.print_json(result.plan.model_dump_json())
+    source = f"cache ({result.cache} match of {result.cached_from!r})" if result.cache else "generated"
+    console.print(f"plan: {source}; replans: {result.replans}")
+    for finding in result.findings:
+        console.print(f"[red]{finding.code.value}[/] {finding.node or ''} {finding.message}")
+    for advice in result.advice:
+        console.print(f"[yellow]advice:[/] {advice}")
+    if explain:
+        console.print(f"tables shown to the LLM: {', '.join(result.tables_shown) or '(none: cache hit)'}")
+        for edit in result.edits:
+            console.print(f"DataOps fix: {edit}")
+    elif result.edits:
+        console.print(f"DataOps applied {len(result.edits)} fix(es); --explain lists them")
 
 
 @lake_app.command("info")

@@ -68,6 +68,7 @@ class Lake:
     def __init__(self, path: Path, config: IngestConfig | None = None) -> None:
         self.path = path
         self.config = config or IngestConfig()
+        self.scoped_contract: Contract | None = None
 
     @classmethod
     def create(cls, path: str | Path, *, config: IngestConfig | None = None, exist_ok: bool = False) -> Lake:
@@ -101,7 +102,8 @@ class Lake:
 
     @property
     def contract(self) -> Contract:
-        return load_contract(self.path)
+        """schema.yaml, or the query-scoped extension of it while one is active."""
+        return self.scoped_contract or load_contract(self.path)
 
     def ingest(
         self,

@@ -27,7 +27,7 @@ def test_valid_output_is_parsed_into_the_model():
 
 
 def test_invalid_output_is_retried_with_the_error_fed_back():
-    backend = FakeBackend(['{"value": "many"}', 'not json', '```json\n{"value": 4, "unit": "kg"}\n```'])
+    backend = FakeBackend(['{"value": "many"}', "not json", '```json\n{"value": 4, "unit": "kg"}\n```'])
     done = LLM(backend).complete([user("q")], Answer)
     assert done.value.value == 4 and done.attempts == 3 and done.usage.calls == 3
     second_call = backend.calls[1][0]

@@ -53,9 +53,24 @@ def free_port() -> int:
 def loopback_server():
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path("small")), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "2048", "--model_alias", "qwen-small"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model_path("small")),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--model_alias",
+            "qwen-small",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:

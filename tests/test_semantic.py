@@ -19,8 +19,18 @@ from lakeplanner.contract.semantic import (
 from lakeplanner.llm import LLM
 from lakeplanner.llm.fake import FakeBackend
 
-FIELDS = [FieldEntry(id=f"f_{name}00000000"[:14], source="orders", path=name, column=name, type=FieldType.string,
-                     null_rate=0.0, cardinality=10) for name in ("order_id", "customer_id", "amount")]
+FIELDS = [
+    FieldEntry(
+        id=f"f_{name}00000000"[:14],
+        source="orders",
+        path=name,
+        column=name,
+        type=FieldType.string,
+        null_rate=0.0,
+        cardinality=10,
+    )
+    for name in ("order_id", "customer_id", "amount")
+]
 IDS = [f.id for f in FIELDS]
 
 
@@ -37,13 +47,17 @@ def test_representative_sample_prefers_complete_records_and_diverse_covers_the_e
 
 
 def test_merge_appends_entities_extends_attributes_and_dedupes_relationships():
-    first = SourceDiscovery(entities=[ProposedEntity(name="Order", attributes=[ProposedAttribute(name="id",
-                                                                                                 field_id=IDS[0])])],
-                            relationships=[ProposedRelationship(source="Order", target="Customer", type="placed by")])
-    second = SourceDiscovery(entities=[ProposedEntity(name="order", attributes=[ProposedAttribute(name="amount",
-                                                                                                  field_id=IDS[2])]),
-                                       ProposedEntity(name="Customer")],
-                             relationships=[ProposedRelationship(source="order", target="customer", type="PLACED_BY")])
+    first = SourceDiscovery(
+        entities=[ProposedEntity(name="Order", attributes=[ProposedAttribute(name="id", field_id=IDS[0])])],
+        relationships=[ProposedRelationship(source="Order", target="Customer", type="placed by")],
+    )
+    second = SourceDiscovery(
+        entities=[
+            ProposedEntity(name="order", attributes=[ProposedAttribute(name="amount", field_id=IDS[2])]),
+            ProposedEntity(name="Customer"),
+        ],
+        relationships=[ProposedRelationship(source="order", target="customer", type="PLACED_BY")],
+    )
     merged = merge_passes(first, second)
     assert [e.name for e in merged.entities] == ["Order", "Customer"]
     assert [a.field_id for a in merged.entities[0].attributes] == [IDS[0], IDS[2]]
@@ -51,12 +65,23 @@ def test_merge_appends_entities_extends_attributes_and_dedupes_relationships():
 
 
 def test_invalid_references_are_repaired_or_dropped_and_validity_reaches_one():
-    draft = {"entities": [{"name": "order", "key_field_id": "order_id",  # a path, not an id: repaired
-                           "attributes": [{"name": "amount", "field_id": IDS[2][:-1] + "x"},  # near miss: repaired
-                                          {"name": "ghost", "field_id": "f_doesnotexist"}]},  # dropped
-                          {"name": "Customer", "attributes": [{"name": "id", "field_id": IDS[1]}]}],
-             "relationships": [{"source": "Order", "target": "Customer", "type": "placedBy", "field_ids": [IDS[1]]},
-                               {"source": "Order", "target": "Planet", "type": "ORBITS"}]}
+    draft = {
+        "entities": [
+            {
+                "name": "order",
+                "key_field_id": "order_id",  # a path, not an id: repaired
+                "attributes": [
+                    {"name": "amount", "field_id": IDS[2][:-1] + "x"},  # near miss: repaired
+                    {"name": "ghost", "field_id": "f_doesnotexist"},
+                ],
+            },  # dropped
+            {"name": "Customer", "attributes": [{"name": "id", "field_id": IDS[1]}]},
+        ],
+        "relationships": [
+            {"source": "Order", "target": "Customer", "type": "placedBy", "field_ids": [IDS[1]]},
+            {"source": "Order", "target": "Planet", "type": "ORBITS"},
+        ],
+    }
     llm = LLM(FakeBackend([json.dumps(draft), '{"entities": [], "relationships": []}']))
     result = discover_source(llm, "orders", FIELDS, [{"order_id": "O1", "customer_id": "C1", "amount": "3"}])
     assert result.record.field_validity_before == round(2 / 5, 4)
@@ -76,8 +101,9 @@ def test_ingest_with_discovery_merges_entities_into_the_contract(tmp_path):
         first_id = catalog.split("\n")[-1].split(" | ")[0]
         if "first pass found" in messages[-1].content:
             return '{"entities": [], "relationships": []}'
-        return json.dumps({"entities": [{"name": "Thing", "attributes": [{"name": "x", "field_id": first_id}]}],
-                           "relationships": []})
+        return json.dumps(
+            {"entities": [{"name": "Thing", "attributes": [{"name": "x", "field_id": first_id}]}], "relationships": []}
+        )
 
     lake = Lake.create(tmp_path / "lake")
     report = lake.ingest(sample_lake_path() / "customers.csv", discover=True, llm=LLM(FakeBackend(reply)))
@@ -90,8 +116,7 @@ def test_ingest_with_discovery_merges_entities_into_the_contract(tmp_path):
 
 def test_llm_garbage_never_fails_the_ingest(tmp_path):
     lake = Lake.create(tmp_path / "lake")
-    report = lake.ingest(sample_lake_path() / "products.parquet", discover=True,
-                         llm=LLM(FakeBackend(["not json"] * 3)))
+    report = lake.ingest(sample_lake_path() / "products.parquet", discover=True, llm=LLM(FakeBackend(["not json"] * 3)))
     assert report.ingested == 1 and "LLM discovery skipped for products" in report.warnings[0]
     assert lake.contract.entities == [] and lake.table("products").scan().to_arrow().num_rows == 25
     lake.close()

@@ -44,21 +44,21 @@ class ProposedEntity(BaseModel):
     name: str
     description: str = ""
     key_field_id: str | None = None
-    attributes: list[ProposedAttribute] = Field(default_factory=list)
+    attributes: list[ProposedAttribute] = Field(default_factory=list, max_length=12)
 
 
 class ProposedRelationship(BaseModel):
     source: str
     target: str
     type: str
-    field_ids: list[str] = Field(default_factory=list)
+    field_ids: list[str] = Field(default_factory=list, max_length=4)
 
 
 class SourceDiscovery(BaseModel):
-    """What the LLM returns for one source."""
+    """What the LLM returns for one source; list bounds keep a small model from running on."""
 
-    entities: list[ProposedEntity] = Field(default_factory=list)
-    relationships: list[ProposedRelationship] = Field(default_factory=list)
+    entities: list[ProposedEntity] = Field(default_factory=list, max_length=6)
+    relationships: list[ProposedRelationship] = Field(default_factory=list, max_length=6)
 
 
 @dataclass(frozen=True)

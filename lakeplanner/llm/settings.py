@@ -30,7 +30,7 @@ class LLMSettings(BaseSettings):
     context_tokens: int = Field(8192, description="context window of the local model")
     max_tokens: int = Field(512, description="largest completion")
     seed: int = Field(0, description="sampling seed; decoding is greedy (temperature 0) anyway")
-    timeout_s: float = Field(120.0, description="per-call timeout (endpoint requests)")
+    timeout_s: float = Field(300.0, description="per-call limit: local generation and each endpoint request")
     repair_attempts: int = Field(2, description="re-asks with the validation error before giving up")
     endpoint_retries: int = Field(3, description="retries of an unreachable endpoint before giving up")
     base_url: str = Field("http://127.0.0.1:8000/v1", description="openai: the server's /v1 URL")

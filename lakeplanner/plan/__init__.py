@@ -1,0 +1,1 @@
+"""Planning: a question compiles into a validated DAG of single-source sub-queries (seed 000)."""

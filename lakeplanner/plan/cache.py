@@ -1,0 +1,425 @@
+"""Plan cache (seed 000 §3.1): exact, template and semantic reuse of validated plans, per schema
+signature and execution context, LRU-bounded and persisted in the lake.
+
+A template is the normalised question with its slot values (numbers, dates, quoted strings and
+entity values the lake knows) replaced by typed placeholders; the cached plan carries the same
+placeholders, so a new question with new values instantiates it. A semantic hit needs a close
+embedding *and* the same intent (aggregate words and schema terms), so a near miss ("average"
+instead of "total", another table) is never served. Every hit is validated again by the caller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+from sqlglot import exp
+
+from lakeplanner.plan.model import Plan
+
+_NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])")
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")
+_WORDS = re.compile(r"[a-z0-9_]+")
+AGGREGATES = {
+    "count": ("count", "many", "number"),
+    "sum": ("total", "sum", "sums", "totals"),
+    "avg": ("average", "avg", "mean"),
+    "max": ("max", "maximum", "highest", "largest", "most", "biggest"),
+    "min": ("min", "minimum", "lowest", "smallest", "least", "fewest"),
+    "last": ("latest", "last", "newest"),
+    "first": ("earliest", "first", "oldest"),
+    "when": ("when",),
+    "where": ("where",),
+    "gt": ("after", "over", "above", "more", "greater", "exceeds", "exceed", "later", "since"),
+    "lt": ("before", "under", "below", "less", "fewer", "smaller", "earlier", "lower"),
+    "not": ("not", "no", "without", "except", "excluding"),
+}
+AGGREGATE_OF = {word: name for name, words in AGGREGATES.items() for word in words}
+SEMANTIC_THRESHOLD = 0.85
+
+
+class Context(BaseModel):
+    """Who asks, under which policy: a cached plan is never served across contexts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: str = "default"
+    policy: tuple[str, ...] = ()
+
+    def key(self) -> str:
+        return f"{self.role}|{','.join(sorted(self.policy))}"
+
+
+DEFAULT_CONTEXT = Context()
+
+
+@dataclass(frozen=True)
+class Slot:
+    kind: str  # number, date, string, or table.column for a known entity value
+    value: str
+
+
+def normalise(question: str) -> str:
+    return " ".join(question.lower().replace("?", " ").replace(",", " ").split())
+
+
+class KnownValues:
+    """Entity values the lake holds (ids, names, categories), to find slots in a question."""
+
+    def __init__(self, values: dict[str, str]) -> None:
+        self.values = values  # casefolded value -> "table.column"
+        ordered = sorted(values, key=len, reverse=True)
+        self.pattern = (
+            re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, ordered)) + r")(?![\w-])", re.I) if ordered else None
+        )
+
+    @classmethod
+    def from_columns(cls, columns: Iterable[tuple[str, str, Iterable[object]]]) -> KnownValues:
+        values = {}
+        for table, column, distinct in columns:
+            for value in distinct:
+                text = str(value).strip()
+                if 2 <= len(text) <= 60 and not _NUMBER.fullmatch(text):
+                    values.setdefault(text.casefold(), f"{table}.{column}")
+        return cls(values)
+
+    def find(self, text: str) -> list[tuple[int, int, str]]:
+        if self.pattern is None:
+            return []
+        return [(m.start(), m.end(), self.values[m.group(0).casefold()]) for m in self.pattern.finditer(text)]
+
+
+def extract_slots(question: str, known: KnownValues) -> tuple[str, list[Slot]]:
+    """The template text (placeholders in order) and the slot values, left to right."""
+    spans: list[tuple[int, int, str, str]] = []
+    for match in _QUOTED.finditer(question):
+        spans.append((match.start(), match.end(), "string", match.group(1) or match.group(2)))
+    for start, end, kind in known.find(question):
+        spans.append((start, end, kind, question[start:end]))
+    for match in _DATE.finditer(question):
+        spans.append((match.start(), match.end(), "date", match.group(0)))
+    for match in _NUMBER.finditer(question):
+        spans.append((match.start(), match.end(), "number", match.group(0)))
+    chosen: list[tuple[int, int, str, str]] = []
+    for span in sorted(spans, key=lambda s: (s[0], -(s[1] - s[0]))):
+        if not chosen or span[0] >= chosen[-1][1]:
+            chosen.append(span)
+    template, cursor = [], 0
+    for start, end, kind, _ in chosen:
+        template += [question[cursor:start], f"<{kind}>"]
+        cursor = end
+    template.append(question[cursor:])
+    return normalise("".join(template)), [Slot(kind, value) for _, _, kind, value in chosen]
+
+
+STOPWORDS = {
+    "a",
+    "an",
+    "the",
+    "of",
+    "for",
+    "in",
+    "on",
+    "at",
+    "to",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "me",
+    "tell",
+    "give",
+    "show",
+    "what",
+    "whats",
+    "which",
+    "please",
+    "i",
+    "we",
+    "you",
+    "do",
+    "does",
+    "did",
+    "can",
+    "could",
+    "would",
+    "there",
+    "its",
+    "it",
+    "and",
+    "with",
+    "by",
+    "as",
+    "that",
+    "this",
+    "how",
+    "much",
+    "s",
+    "find",
+    "get",
+    "all",
+    "has",
+    "have",
+    "had",
+    "our",
+    "my",
+    "us",
+    "let",
+    "know",
+    "want",
+    "see",
+    "look",
+    "up",
+}
+_TOKEN = re.compile(r"<[^>]+>|[a-z0-9_]+")
+
+
+def stem(word: str) -> str:
+    """Aggregate and comparison synonyms to one name; plurals and past participles to the stem."""
+    if word in AGGREGATE_OF:
+        return AGGREGATE_OF[word]
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith("ed") and len(word) > 4:
+        return word[:-1]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def canonical(template: str) -> str:
+    """The bag of content words: function words dropped, aggregate synonyms and plurals merged.
+
+    Paraphrases that only reword ("tell me the total for invoice <x>" / "what is the total of invoice
+    <x>") share it, so they hit without an embedding; slot placeholders keep their order."""
+    tokens = _TOKEN.findall(template)
+    slots = [t for t in tokens if t.startswith("<")]
+    words = sorted(stem(t) for t in tokens if not t.startswith("<") and t not in STOPWORDS)
+    return " ".join(words) + " | " + " ".join(slots)
+
+
+def intent(template: str, vocabulary: dict[str, frozenset[str]]) -> tuple[frozenset[str], frozenset[str]]:
+    """Aggregates asked for, and the schema items (tables, columns) mentioned: what a paraphrase keeps.
+
+    `vocabulary` maps a table or column name to the words that name it; an item is mentioned when all
+    of its words occur (plural or singular)."""
+    raw = set(_WORDS.findall(template))
+    words = raw | {stem(w) for w in raw}
+    aggregates = frozenset(AGGREGATE_OF[w] for w in raw if w in AGGREGATE_OF)
+    return aggregates, frozenset(item for item, needed in vocabulary.items() if needed and needed <= words)
+
+
+# ---------------------------------------------------------------- plan parameterisation
+
+
+def literal_sql(slot: Slot) -> str:
+    if slot.kind == "number":
+        return exp.Literal.number(slot.value).sql()
+    return exp.Literal.string(slot.value).sql()
+
+
+def json_escaped(text: str) -> str:
+    return json.dumps(text)[1:-1]
+
+
+def parameterise(plan: Plan, slots: list[Slot]) -> str:
+    """The plan as JSON with each slot value replaced by {{sql<i>}} (as a SQL literal) or {{s<i>}}."""
+    text = plan.model_dump_json()
+    for i, slot in enumerate(slots):
+        for form, marker in ((literal_sql(slot), f"{{{{sql{i}}}}}"), (slot.value, f"{{{{s{i}}}}}")):
+            bounded = re.compile(r"(?<![\w$.{])" + re.escape(json_escaped(form)) + r"(?![\w}])")
+            text = bounded.sub(lambda _, marker=marker: marker, text)
+    return text
+
+
+def instantiate(template: str, slots: list[Slot]) -> Plan:
+    text = template
+    for i, slot in enumerate(slots):
+        text = text.replace(f"{{{{sql{i}}}}}", json.dumps(literal_sql(slot))[1:-1])
+        text = text.replace(f"{{{{s{i}}}}}", json.dumps(slot.value)[1:-1])
+    return Plan.model_validate_json(text)
+
+
+# ---------------------------------------------------------------- the cache
+
+
+class CacheEntry(BaseModel):
+    question: str
+    template: str
+    slot_kinds: list[str]
+    plan_template: str
+    signature: str
+    context: str
+    aggregates: list[str]
+    terms: list[str]
+    vector: list[float] = []
+
+
+class CacheHit(BaseModel):
+    plan: Plan
+    kind: str  # exact, template, semantic
+    source_question: str
+
+
+Embed = Callable[[str], np.ndarray]
+
+
+class PlanCache:
+    """LRU of validated plans keyed by (normalised question or template, schema signature, context)."""
+
+    def __init__(
+        self,
+        path: Path | None,
+        signature: str,
+        known: KnownValues,
+        vocabulary: dict[str, frozenset[str]],
+        *,
+        embed: Embed | None = None,
+        capacity: int = 1000,
+    ) -> None:
+        self.path = path
+        self.signature = signature
+        self.known = known
+        self.vocabulary = vocabulary
+        self.embed = embed
+        self.capacity = capacity
+        self.entries: OrderedDict[str, CacheEntry] = OrderedDict()
+        self.load()
+
+    def load(self) -> None:
+        """Read the persisted cache, keeping only entries made under the current schema signature."""
+        if self.path is None or not self.path.exists():
+            return
+        for line in self.path.read_text().splitlines():
+            entry = CacheEntry.model_validate_json(line)
+            if entry.signature == self.signature:
+                self.entries[self.key(canonical(entry.template), entry.context)] = entry
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text("".join(e.model_dump_json() + "\n" for e in self.entries.values()))
+        tmp.replace(self.path)
+
+    def key(self, template: str, context: str) -> str:
+        return hashlib.sha256(f"{template}\x1f{self.signature}\x1f{context}".encode()).hexdigest()
+
+    def put(self, question: str, plan: Plan, context: Context = DEFAULT_CONTEXT) -> None:
+        template, slots = extract_slots(question, self.known)
+        aggregates, terms = intent(template, self.vocabulary)
+        vector = self.embed(template).tolist() if self.embed else []
+        entry = CacheEntry(
+            question=normalise(question),
+            template=template,
+            slot_kinds=[s.kind for s in slots],
+            plan_template=parameterise(plan, slots),
+            signature=self.signature,
+            context=context.key(),
+            aggregates=sorted(aggregates),
+            terms=sorted(terms),
+            vector=vector,
+        )
+        key = self.key(canonical(template), entry.context)
+        self.entries[key] = entry
+        self.entries.move_to_end(key)
+        while len(self.entries) > self.capacity:
+            self.entries.popitem(last=False)
+        self.save()
+
+    def get(self, question: str, context: Context = DEFAULT_CONTEXT) -> CacheHit | None:
+        template, slots = extract_slots(question, self.known)
+        key = self.key(canonical(template), context.key())
+        entry = self.entries.get(key)
+        if entry is not None and entry.slot_kinds == [s.kind for s in slots]:
+            self.entries.move_to_end(key)
+            kind = "exact" if entry.question == normalise(question) else "template"
+            return CacheHit(plan=instantiate(entry.plan_template, slots), kind=kind, source_question=entry.question)
+        return self.semantic(template, slots, context)
+
+    def semantic(self, template: str, slots: list[Slot], context: Context) -> CacheHit | None:
+        if self.embed is None:
+            return None
+        aggregates, terms = intent(template, self.vocabulary)
+        candidates = [
+            e
+            for e in self.entries.values()
+            if e.context == context.key()
+            and e.vector
+            and e.slot_kinds == [s.kind for s in slots]
+            and set(e.aggregates) == aggregates
+            and set(e.terms) == terms
+        ]
+        if not candidates:
+            return None
+        query = self.embed(template)
+        scores = [float(np.dot(query, np.asarray(e.vector, np.float32))) for e in candidates]
+        best = int(np.argmax(scores))
+        if scores[best] < SEMANTIC_THRESHOLD:
+            return None
+        entry = candidates[best]
+        return CacheHit(plan=instantiate(entry.plan_template, slots), kind="semantic", source_question=entry.question)
+
+
+# ---------------------------------------------------------------- building the cache for a lake
+
+MAX_CATEGORY = 200
+
+
+def known_values(lake) -> KnownValues:
+    """Ids and categories the lake's tables hold (id-like columns, and columns with few values)."""
+    columns = []
+    contract = lake.contract
+    for source in contract.sources:
+        if source.table is None:
+            continue
+        wanted = [
+            f.column
+            for f in contract.fields_of(source.name)
+            if f.column
+            and f.type == "string"
+            and ("id_like" in f.tags or f.cardinality <= MAX_CATEGORY)
+            and "free_text" not in f.tags
+        ]
+        if wanted:
+            arrow = lake.table(source.table).scan(selected_fields=tuple(wanted)).to_arrow()
+            columns += [(source.name, c, set(arrow.column(c).drop_null().to_pylist())) for c in wanted]
+    return KnownValues.from_columns(columns)
+
+
+GENERIC_PARTS = {"id", "date", "amount", "name", "number", "code", "value", "type", "no", "lp"}
+
+
+def schema_vocabulary(contract) -> dict[str, frozenset[str]]:
+    """Table and column names -> the distinctive words that mention them (due_date -> {due})."""
+    vocabulary: dict[str, frozenset[str]] = {}
+    for source in contract.sources:
+        parts = [p.rstrip("s") for p in source.name.split("__")[-1].split("_") if p]
+        vocabulary[f"table:{source.name}"] = frozenset(p for p in parts if p not in {"document"}) or frozenset(parts)
+    for entry in contract.fields:
+        if entry.column and not entry.column.startswith("_lp_"):
+            parts = [p.rstrip("s") for p in entry.column.split("_") if p]
+            distinctive = [p for p in parts if p not in GENERIC_PARTS]
+            vocabulary.setdefault(f"column:{entry.column}", frozenset(distinctive or parts))
+    return vocabulary
+
+
+def cache_for(lake, context_path: Path | None = None, *, embed: Embed | None = None, capacity: int = 1000) -> PlanCache:
+    """The lake's persisted plan cache under its current schema signature."""
+    contract = lake.contract
+    return PlanCache(
+        context_path or lake.path / "plan_cache.jsonl",
+        contract.signature(),
+        known_values(lake),
+        schema_vocabulary(contract),
+        embed=embed,
+        capacity=capacity,
+    )

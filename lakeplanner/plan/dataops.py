@@ -1,0 +1,253 @@
+"""DataOps (seed 000 §3.4): diagnose findings, fix what a local edit can fix, replan the rest, and
+recommend what no edit can fix. Every step is a pure function of the plan and the findings."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from sqlglot import exp
+
+from lakeplanner.plan.model import REFERENCE, Plan, PlanNode, Tool
+from lakeplanner.plan.validate import COLLECTION_FIELDS, Code, Finding, LakeSchema, output_columns, parse_sql, validate
+
+TOOL_SYNONYMS = {
+    "iceberg": Tool.sql,
+    "table": Tool.sql,
+    "tables": Tool.sql,
+    "trino": Tool.sql,
+    "duckdb": Tool.sql,
+    "milvus": Tool.vector,
+    "rag": Tool.vector,
+    "search": Tool.vector,
+    "documents": Tool.vector,
+    "graphtraverse": Tool.graph,
+    "traverse": Tool.graph,
+    "schemalookup": Tool.sql,
+    "vectorrag": Tool.vector,
+}
+SIMILARITY = 0.75
+MAX_FIX_ROUNDS = 3
+
+
+class Cause(StrEnum):
+    schema_drift = "schema_drift"  # a renamed or misspelled table, column or field
+    plan_shape = "plan_shape"  # labels, references, cycles, exposure
+    tool_choice = "tool_choice"  # tool and source disagree
+    sql_logic = "sql_logic"  # the SQL is wrong beyond names
+    engine_down = "engine_down"  # nothing in the plan can fix it
+
+
+FIXABLE = {
+    Code.unknown_column,
+    Code.unknown_reference_column,
+    Code.unknown_filter_field,
+    Code.unknown_return_column,
+    Code.unknown_tool,
+    Code.missing_answer_description,
+    Code.no_exposed_node,
+}
+CAUSES = {
+    Code.unknown_column: Cause.schema_drift,
+    Code.unknown_table: Cause.schema_drift,
+    Code.unknown_reference_column: Cause.schema_drift,
+    Code.unknown_filter_field: Cause.schema_drift,
+    Code.unknown_return_column: Cause.schema_drift,
+    Code.unknown_source: Cause.schema_drift,
+    Code.unknown_tool: Cause.tool_choice,
+    Code.tool_source_mismatch: Cause.tool_choice,
+    Code.graph_without_link: Cause.tool_choice,
+    Code.sql_parse_error: Cause.sql_logic,
+    Code.sql_not_select: Cause.sql_logic,
+    Code.join_type_mismatch: Cause.sql_logic,
+    Code.aggregate_type_mismatch: Cause.sql_logic,
+}
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    cause: Cause
+    finding: Finding
+    fixable: bool
+
+
+def diagnose(findings: list[Finding]) -> list[Diagnosis]:
+    return [Diagnosis(CAUSES.get(f.code, Cause.plan_shape), f, f.code in FIXABLE) for f in findings]
+
+
+def closest(name: str, candidates: list[str], prefixes: tuple[str, ...] = ()) -> str | None:
+    """The catalog name a misspelled or renamed one most likely means (customer_name -> name)."""
+    if name in candidates:
+        return name
+    for prefix in prefixes:
+        stripped = name.removeprefix(prefix)
+        if stripped != name and stripped in candidates:
+            return stripped
+    match = difflib.get_close_matches(name, candidates, n=1, cutoff=SIMILARITY)
+    return match[0] if match else None
+
+
+def singular_prefixes(tables: list[str]) -> tuple[str, ...]:
+    out = []
+    for table in tables:
+        base = table.split("__")[-1]
+        out += [f"{base}_", f"{base.removesuffix('s')}_", f"{base.removesuffix('es')}_"]
+    return tuple(dict.fromkeys(out))
+
+
+@dataclass
+class Fixer:
+    """Local, conservative edits that keep the DAG's shape; each edit is logged."""
+
+    schema: LakeSchema
+    edits: list[str] = field(default_factory=list)
+
+    def fix(self, plan: Plan, findings: list[Finding]) -> Plan:
+        for finding in findings:
+            node = plan.node(finding.node) if finding.node else None
+            handler = getattr(self, f"fix_{finding.code.name}", None)
+            if handler is not None:
+                plan = handler(plan, node, finding)
+        return plan
+
+    def fix_unknown_column(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        if node is None or node.sql is None:
+            return plan
+        statement = parse_sql(node.sql)
+        tables = list(dict.fromkeys(t.name for t in statement.find_all(exp.Table)))
+        columns = [c for t in tables for c in self.schema.tables.get(t, {})]
+        target = closest(finding.subject or "", columns, singular_prefixes(tables))
+        if target is None:
+            return plan
+
+        def rename(expression: exp.Expression) -> exp.Expression:
+            if isinstance(expression, exp.Column) and expression.name == finding.subject:
+                return exp.column(target, table=expression.table or None)
+            return expression
+
+        fixed = restore_references(node.sql, statement.transform(rename).sql(dialect="duckdb"))
+        self.edits.append(f"{node.label}: column {finding.subject} -> {target}")
+        return plan.replace(node.label, sql=fixed)
+
+    def fix_unknown_reference_column(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        if node is None:
+            return plan
+        changes = {}
+        for ref in node.references():
+            source = plan.node(ref.label)
+            if ref.column != finding.subject or source is None:
+                continue
+            target = closest(
+                ref.column, sorted(output_columns(source, self.schema)), singular_prefixes([source.source])
+            )
+            if target:
+                old, new = f"{ref.label}.{ref.column}", f"{ref.label}.{target}"
+                changes = {
+                    k: v.replace(old, new)
+                    for k, v in (("question", node.question), ("sql", node.sql), ("filter", node.filter))
+                    if v
+                }
+                self.edits.append(f"{node.label}: reference {old} -> {new}")
+        return plan.replace(node.label, **changes) if changes else plan
+
+    def fix_unknown_filter_field(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        target = closest(finding.subject or "", list(COLLECTION_FIELDS))
+        if node is None or node.filter is None or target is None:
+            return plan
+        self.edits.append(f"{node.label}: filter field {finding.subject} -> {target}")
+        return plan.replace(node.label, filter=node.filter.replace(finding.subject, target))
+
+    def fix_unknown_return_column(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        if node is None:
+            return plan
+        target = closest(
+            finding.subject or "", list(self.schema.columns(node.source)), singular_prefixes([node.source])
+        )
+        returns = tuple(target if c == finding.subject else c for c in node.returns if target or c != finding.subject)
+        self.edits.append(f"{node.label}: returned column {finding.subject} -> {target or 'dropped'}")
+        return plan.replace(node.label, returns=returns)
+
+    def fix_unknown_tool(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        tool = TOOL_SYNONYMS.get((finding.subject or "").lower().replace("_", ""))
+        if node is None or tool is None:
+            return plan
+        self.edits.append(f"{node.label}: tool {finding.subject} -> {tool}")
+        return plan.replace(node.label, tool=tool.value)
+
+    def fix_missing_answer_description(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        if node is None:
+            return plan
+        self.edits.append(f"{node.label}: answer_description from its question")
+        return plan.replace(node.label, answer_description=node.question)
+
+    def fix_no_exposed_node(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        """Expose the sinks: nodes no other node reads."""
+        read = {label for deps in plan.dependencies().values() for label in deps}
+        for sink in (n for n in plan.nodes if n.label not in read):
+            self.edits.append(f"{sink.label}: exposed as an answer (a sink of the DAG)")
+            plan = plan.replace(
+                sink.label,
+                should_expose_answer=True,
+                answer_description=sink.answer_description or plan.question or sink.question,
+            )
+        return plan
+
+
+def restore_references(original: str, rewritten: str) -> str:
+    """Put the `$var_n.column` bindings back where parse_sql placed `(NULL)`."""
+    for reference in REFERENCE.finditer(original):
+        rewritten = rewritten.replace("(NULL)", reference.group(0), 1)
+    return rewritten
+
+
+def recommend(findings: list[Finding], error: Exception | None = None) -> list[str]:
+    """Advice for what no edit of the plan can fix."""
+    advice = []
+    if error is not None:
+        advice.append(
+            f"{type(error).__name__}: {error} — the engine is unavailable; retry later or check its "
+            "endpoint (nothing in the plan can fix this)"
+        )
+    for finding in findings:
+        if finding.code is Code.unknown_source:
+            advice.append(f"{finding.subject} is not in the lake: ingest it, or ask about a source that exists")
+        elif finding.code is Code.unknown_table:
+            advice.append(f"table {finding.subject} does not exist: check `lakeplanner lake info`")
+    return advice
+
+
+Replanner = Callable[[Plan, list[Finding]], Plan]
+
+
+@dataclass(frozen=True)
+class Repair:
+    plan: Plan
+    findings: list[Finding]
+    edits: list[str]
+    replans: int
+    advice: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+def repair(plan: Plan, schema: LakeSchema, *, replan: Replanner | None = None, max_replans: int = 2) -> Repair:
+    """Validate; fix locally; replan with the findings as feedback (bounded); advise on the rest."""
+    fixer = Fixer(schema)
+    findings = validate(plan, schema)
+    replans = fix_rounds = 0
+    while findings:
+        if fix_rounds < MAX_FIX_ROUNDS and any(d.fixable for d in diagnose(findings)):
+            fixed = fixer.fix(plan, findings)
+            fix_rounds += 1
+            if fixed != plan:
+                plan, findings = fixed, validate(fixed, schema)
+                continue
+        if replan is None or replans >= max_replans:
+            break
+        plan, replans = replan(plan, findings), replans + 1
+        findings = validate(plan, schema)
+    return Repair(plan, findings, fixer.edits, replans, recommend(findings))

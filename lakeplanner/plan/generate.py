@@ -1,0 +1,178 @@
+"""Plan generation (seed 000 §3.2): one LLM pass from the question and the lake's contract.
+
+The prompt lists the tables (typed columns with examples, keys), the document collections and the
+links between them. For large lakes the contract is pruned first to the tables most similar to the
+question (embedding + word overlap) and their key neighbours, so the prompt stays bounded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from lakeplanner.contract.models import Contract, SourceKind
+from lakeplanner.llm.base import LLM, Message, system, user
+from lakeplanner.plan.model import Plan, PlanNode, Tool
+from lakeplanner.plan.validate import COLLECTION_FIELDS, Finding
+
+MAX_TABLES = 8
+MAX_OUTPUT_TOKENS = 600
+_WORDS = re.compile(r"[a-z0-9]+")
+
+INSTRUCTIONS = """You turn a question about a data lake into a plan: a short list of steps. Each step \
+reads exactly ONE source, with one tool:
+- sql: a question answered from one table (filters, joins along the listed keys, counts, sums, ...)
+- vector: a question answered by searching one document collection
+- graph: follow the listed keys or links from one source to related rows or documents
+Each step binds its result to a label $var_1, $var_2, ... in order. A later step uses an earlier result by \
+writing $var_N.column in its question (for example: "payment terms in documents with document_id in \
+$var_1.contract_document_id"). List in `returns` the columns a later step needs. Set \
+should_expose_answer to true on the step(s) that answer the question and describe that answer. Use only \
+the sources and columns listed below. Prefer one sql step when one table answers the question."""
+
+
+class GeneratedNode(BaseModel):
+    question: str
+    tool: Tool
+    label: str = Field(pattern=r"^\$var_[1-9][0-9]*$")
+    source: str
+    returns: list[str] = Field(default_factory=list)
+    should_expose_answer: bool = False
+    answer_description: str | None = None
+
+
+class GeneratedPlan(BaseModel):
+    """The JSON the model must produce (also its constrained-decoding schema)."""
+
+    nodes: list[GeneratedNode]
+
+
+def words(text: str) -> set[str]:
+    return {w.rstrip("s") for w in _WORDS.findall(text.lower()) if len(w) > 2}
+
+
+def table_description(contract: Contract, name: str) -> str:
+    fields = contract.fields_of(name)
+    return f"{name.replace('_', ' ')}: " + ", ".join(f"{f.column} ({', '.join(f.examples[:2])})" for f in fields)
+
+
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+@dataclass
+class Pruner:
+    """Ranks tables for a question; keeps the prompt bounded on lakes with many tables."""
+
+    contract: Contract
+    embed: Embed | None = None
+    _vectors: np.ndarray | None = None
+
+    def tables(self) -> list[str]:
+        return [s.name for s in self.contract.sources if s.kind is SourceKind.table]
+
+    def select(self, question: str, limit: int = MAX_TABLES) -> list[str]:
+        names = self.tables()
+        if len(names) <= limit:
+            return names
+        descriptions = [table_description(self.contract, n) for n in names]
+        query = words(question)
+        scores = np.array([len(query & words(d)) / (1 + len(query)) for d in descriptions], np.float32)
+        if self.embed is not None:
+            if self._vectors is None:
+                self._vectors = self.embed(descriptions)
+            scores += self._vectors @ self.embed([question])[0]
+        top = [names[i] for i in np.argsort(-scores)[:limit]]
+        return self.with_neighbours(top, limit + limit // 2)
+
+    def with_neighbours(self, chosen: list[str], cap: int) -> list[str]:
+        out = list(chosen)
+        for fk in self.contract.foreign_keys:
+            for a, b in ((fk.source, fk.target), (fk.target, fk.source)):
+                if a in chosen and b not in out and len(out) < cap:
+                    out.append(b)
+        return out
+
+
+def contract_prompt(contract: Contract, tables: list[str]) -> str:
+    lines = ["Tables (sql, graph):"]
+    for name in tables:
+        lines.append(f"- {name}")
+        for f in contract.fields_of(name):
+            if f.column:
+                examples = ", ".join(e[:30] for e in f.examples[:2])
+                lines.append(f"    {f.column} {f.type}" + (f" e.g. {examples}" if examples else ""))
+    keys = [f"{k.source}.{'+'.join(k.columns)}" for k in contract.identity_keys if k.identifier and k.source in tables]
+    if keys:
+        lines.append("Row keys: " + ", ".join(keys))
+    joins = [
+        f"{fk.source}.{fk.column} -> {fk.target}.{fk.target_column} ({fk.cardinality})"
+        for fk in contract.foreign_keys
+        if fk.source in tables or fk.target in tables
+    ]
+    if joins:
+        lines.append("Joins: " + "; ".join(joins))
+    collections = [s for s in contract.sources if s.kind is SourceKind.documents]
+    if collections:
+        lines.append("Document collections (vector, graph); metadata fields: " + ", ".join(COLLECTION_FIELDS[:8]))
+        for source in collections:
+            titles = ", ".join(
+                f.examples[0] for f in contract.fields_of(source.name) if f.path == "title" and f.examples
+            )
+            lines.append(f"- {source.name}: {source.records} documents" + (f", e.g. {titles[:60]}" if titles else ""))
+    links = [
+        f"{lk.source}.{lk.column} -> documents of {lk.collection} (by {lk.match})"
+        for lk in contract.links
+        if lk.source in tables
+    ]
+    if links:
+        lines.append("Row-document links: " + "; ".join(links))
+    return "\n".join(lines)
+
+
+def plan_messages(
+    question: str, contract: Contract, tables: list[str], feedback: Sequence[Finding] = ()
+) -> list[Message]:
+    messages = [system(INSTRUCTIONS + "\n\n" + contract_prompt(contract, tables)), user(f"Question: {question}")]
+    if feedback:
+        problems = "\n".join(f"- {f.code.value} {f.node or ''}: {f.message}" for f in feedback)
+        messages.append(user(f"A previous plan had these problems:\n{problems}\nWrite a corrected plan."))
+    return messages
+
+
+def to_plan(question: str, generated: GeneratedPlan) -> Plan:
+    return Plan(
+        question=question,
+        nodes=tuple(
+            PlanNode(
+                question=n.question,
+                tool=n.tool.value,
+                label=n.label,
+                source=n.source,
+                returns=tuple(n.returns),
+                should_expose_answer=n.should_expose_answer,
+                answer_description=n.answer_description,
+            )
+            for n in generated.nodes
+        ),
+    )
+
+
+@dataclass
+class Generator:
+    llm: LLM
+    contract: Contract
+    pruner: Pruner
+
+    def generate(self, question: str, feedback: Sequence[Finding] = ()) -> Plan:
+        tables = self.pruner.select(question)
+        done = self.llm.complete(
+            plan_messages(question, self.contract, tables, feedback), GeneratedPlan, max_tokens=MAX_OUTPUT_TOKENS
+        )
+        return to_plan(question, done.value)
+
+    def replanner(self, question: str) -> Callable[[Plan, list[Finding]], Plan]:
+        return lambda plan, findings: self.generate(question, findings)

@@ -1,0 +1,71 @@
+"""The plan: an immutable DAG of atomic sub-queries, each answerable from one source (seed 000 §3.2).
+
+Dependencies are not declared; they are derived from `$var_n` / `$var_n.column` references in a
+node's question, SQL or filter, so a plan cannot say one thing and do another.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+LABEL = re.compile(r"^\$var_[1-9][0-9]*$")
+REFERENCE = re.compile(r"\$var_([0-9]+)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
+
+
+class Tool(StrEnum):
+    """What a node runs against: SQL over Iceberg tables, vector search, or key/link traversal."""
+
+    sql = "sql"
+    vector = "vector"
+    graph = "graph"
+
+
+class VarRef(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    column: str | None = None
+
+
+class PlanNode(BaseModel):
+    """One sub-query. Fields are loose on purpose: the validator, not parsing, reports what is wrong."""
+
+    model_config = ConfigDict(frozen=True)
+
+    question: str = Field(description="the atomic sub-question, may reference $var_n.column")
+    tool: str = Field(description="sql, vector or graph")
+    label: str = Field(description="$var_n, the variable this node binds")
+    source: str = Field("", description="the table (sql, graph) or collection (vector) the node reads")
+    sql: str | None = Field(None, description="sql nodes: the SELECT, if already written")
+    filter: str | None = Field(
+        None, description="vector nodes: a metadata filter, e.g. document_id in $var_1.document_id"
+    )
+    returns: tuple[str, ...] = Field((), description="columns the node's result carries")
+    should_expose_answer: bool = False
+    answer_description: str | None = None
+
+    def references(self) -> list[VarRef]:
+        text = " ".join(t for t in (self.question, self.sql, self.filter) if t)
+        return [VarRef(label=f"$var_{n}", column=c) for n, c in REFERENCE.findall(text)]
+
+
+class Plan(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    question: str = ""
+    nodes: tuple[PlanNode, ...] = ()
+
+    def node(self, label: str) -> PlanNode | None:
+        return next((n for n in self.nodes if n.label == label), None)
+
+    def dependencies(self) -> dict[str, list[str]]:
+        """label -> labels it reads, in first-reference order."""
+        return {n.label: list(dict.fromkeys(r.label for r in n.references())) for n in self.nodes}
+
+    def replace(self, label: str, **changes: object) -> Plan:
+        """A copy with one node changed: plans are immutable, passes return new plans."""
+        nodes = tuple(n.model_copy(update=changes) if n.label == label else n for n in self.nodes)
+        return self.model_copy(update={"nodes": nodes})

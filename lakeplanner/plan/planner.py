@@ -1,0 +1,78 @@
+"""The planning pipeline: cache lookup -> generation -> validation -> DataOps repair -> cache store."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from lakeplanner.llm.base import LLM, get_llm
+from lakeplanner.llm.embeddings import default_embedder
+from lakeplanner.plan.cache import DEFAULT_CONTEXT, Context, PlanCache, cache_for
+from lakeplanner.plan.dataops import repair
+from lakeplanner.plan.generate import Generator, Pruner
+from lakeplanner.plan.model import Plan
+from lakeplanner.plan.validate import Finding, LakeSchema
+
+
+class PlanResult(BaseModel):
+    question: str
+    plan: Plan
+    findings: list[Finding]
+    edits: list[str]
+    replans: int
+    advice: list[str]
+    cache: str | None = None  # exact, template, semantic, or None when generated
+    cached_from: str | None = None
+    tables_shown: list[str] = []
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+class Planner:
+    """Plans questions over one lake for one context (role, policy flags)."""
+
+    def __init__(
+        self, lake, llm: LLM | None = None, *, context: Context = DEFAULT_CONTEXT, use_cache: bool = True
+    ) -> None:
+        contract = lake.contract
+        self.context = context
+        self.schema = LakeSchema.from_contract(contract)
+        self.llm = llm
+        self.pruner = Pruner(contract, embed=lambda texts: default_embedder().embed_passages(list(texts)))
+        self.contract = contract
+        self.cache: PlanCache | None = cache_for(lake, embed=default_embedder().embed_query) if use_cache else None
+
+    def generator(self) -> Generator:
+        self.llm = self.llm or get_llm()
+        return Generator(self.llm, self.contract, self.pruner)
+
+    def plan(self, question: str) -> PlanResult:
+        if self.cache is not None and (hit := self.cache.get(question, self.context)) is not None:
+            fixed = repair(hit.plan, self.schema)
+            if fixed.ok:
+                return PlanResult(
+                    question=question,
+                    plan=fixed.plan,
+                    findings=[],
+                    edits=fixed.edits,
+                    replans=0,
+                    advice=[],
+                    cache=hit.kind,
+                    cached_from=hit.source_question,
+                )
+        generator = self.generator()
+        tables = self.pruner.select(question)
+        draft = generator.generate(question)
+        fixed = repair(draft, self.schema, replan=generator.replanner(question))
+        if fixed.ok and self.cache is not None:
+            self.cache.put(question, fixed.plan, self.context)
+        return PlanResult(
+            question=question,
+            plan=fixed.plan,
+            findings=fixed.findings,
+            edits=fixed.edits,
+            replans=fixed.replans,
+            advice=fixed.advice,
+            tables_shown=tables,
+        )

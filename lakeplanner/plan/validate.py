@@ -1,0 +1,394 @@
+"""Plan validation (seed 000 §3.3, App. C): structural then semantic checks, as typed findings.
+
+Each rule is a small function `(plan, lake schema) -> findings`; `validate` runs them in order.
+SQL text is parsed with sqlglot; `$var_n.column` bindings are replaced by a placeholder first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import sqlglot
+from pydantic import BaseModel, ConfigDict
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from lakeplanner.contract.models import Contract, FieldType, SourceKind
+from lakeplanner.plan.model import LABEL, REFERENCE, Plan, PlanNode, Tool
+
+NUMERIC = {FieldType.integer, FieldType.number}
+COLLECTION_FIELDS = (
+    "chunk_id",
+    "document_id",
+    "source",
+    "source_file",
+    "position",
+    "start",
+    "end",
+    "title",
+    "heading",
+    "text",
+    "content_hash",
+    "linked_table",
+    "linked_keys",
+)
+
+
+class Code(StrEnum):
+    missing_field = "S001"
+    unknown_tool = "S002"
+    bad_label = "S003"
+    duplicate_label = "S004"
+    no_exposed_node = "S005"
+    missing_answer_description = "S006"
+    dangling_reference = "S007"
+    forward_reference = "S008"
+    unknown_reference_column = "S009"
+    cycle = "S010"
+    empty_plan = "S011"
+    unknown_source = "M001"
+    tool_source_mismatch = "M002"
+    sql_parse_error = "M003"
+    sql_not_select = "M004"
+    unknown_table = "M005"
+    unknown_column = "M006"
+    join_type_mismatch = "M007"
+    aggregate_type_mismatch = "M008"
+    unknown_filter_field = "M009"
+    graph_without_link = "M010"
+    unknown_return_column = "M011"
+
+
+class Finding(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    code: Code
+    node: str | None
+    message: str
+    subject: str | None = None  # the offending name (column, table, label), for the Fixer
+
+
+@dataclass(frozen=True)
+class LakeSchema:
+    """What plans may reference, derived from the contract: tables -> column types, collections."""
+
+    tables: dict[str, dict[str, FieldType]]
+    collections: set[str]
+    linked: set[str] = field(default_factory=set)
+
+    @classmethod
+    def from_contract(cls, contract: Contract) -> LakeSchema:
+        tables: dict[str, dict[str, FieldType]] = {}
+        for source in contract.sources:
+            if source.kind is SourceKind.table:
+                tables[source.name] = {f.column: f.type for f in contract.fields_of(source.name) if f.column}
+        collections = {s.name for s in contract.sources if s.kind is SourceKind.documents}
+        linked = {fk.source for fk in contract.foreign_keys} | {fk.target for fk in contract.foreign_keys}
+        linked |= {lk.source for lk in contract.links} | {lk.collection for lk in contract.links}
+        return cls(tables, collections, linked)
+
+    def columns(self, source: str) -> dict[str, FieldType]:
+        if source in self.tables:
+            return self.tables[source]
+        if source in self.collections:
+            return dict.fromkeys(COLLECTION_FIELDS, FieldType.string)
+        return {}
+
+
+Rule = Callable[[Plan, LakeSchema], Iterable[Finding]]
+
+
+# ---------------------------------------------------------------- structural rules (App. C phases 1-3)
+
+
+def check_completeness(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
+    if not plan.nodes:
+        yield Finding(code=Code.empty_plan, node=None, message="the plan has no nodes")
+    for node in plan.nodes:
+        for name in ("question", "tool", "label"):
+            if not str(getattr(node, name)).strip():
+                yield Finding(
+                    code=Code.missing_field, node=node.label or None, message=f"node has no {name}", subject=name
+                )
+
+
+def check_tools_and_labels(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
+    seen: set[str] = set()
+    for node in plan.nodes:
+        if node.tool and node.tool not in set(Tool):
+            yield Finding(
+                code=Code.unknown_tool,
+                node=node.label,
+                subject=node.tool,
+                message=f"unknown tool {node.tool!r}; use one of {', '.join(Tool)}",
+            )
+        if node.label and not LABEL.match(node.label):
+            yield Finding(
+                code=Code.bad_label,
+                node=node.label,
+                subject=node.label,
+                message=f"label {node.label!r} is not of the form $var_1, $var_2, ...",
+            )
+        if node.label in seen:
+            yield Finding(
+                code=Code.duplicate_label,
+                node=node.label,
+                subject=node.label,
+                message=f"label {node.label} is bound twice",
+            )
+        seen.add(node.label)
+
+
+def check_exposure(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
+    if plan.nodes and not any(n.should_expose_answer for n in plan.nodes):
+        yield Finding(code=Code.no_exposed_node, node=None, message="no node exposes an answer")
+    for node in plan.nodes:
+        if node.should_expose_answer and not (node.answer_description or "").strip():
+            yield Finding(
+                code=Code.missing_answer_description,
+                node=node.label,
+                message="an exposed node needs an answer_description",
+            )
+
+
+def check_references(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
+    """References point to earlier nodes, and to columns those nodes return."""
+    position = {n.label: i for i, n in enumerate(plan.nodes)}
+    for index, node in enumerate(plan.nodes):
+        for ref in node.references():
+            if ref.label not in position:
+                yield Finding(
+                    code=Code.dangling_reference,
+                    node=node.label,
+                    subject=ref.label,
+                    message=f"{ref.label} is not bound by any node",
+                )
+            elif position[ref.label] >= index:
+                yield Finding(
+                    code=Code.forward_reference,
+                    node=node.label,
+                    subject=ref.label,
+                    message=f"{node.label} reads {ref.label}, which is not an earlier node",
+                )
+            elif ref.column and ref.column not in output_columns(plan.nodes[position[ref.label]], schema):
+                yield Finding(
+                    code=Code.unknown_reference_column,
+                    node=node.label,
+                    subject=ref.column,
+                    message=f"{ref.label} returns no column {ref.column!r}",
+                )
+
+
+def output_columns(node: PlanNode, schema: LakeSchema) -> set[str]:
+    """Columns a node's result carries: declared returns, else its SELECT list, else its source's columns."""
+    if node.returns:
+        return set(node.returns)
+    if node.sql:
+        selected = select_names(node.sql)
+        if selected and "*" not in selected:
+            return selected
+    return set(schema.columns(node.source))
+
+
+def check_acyclic(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
+    """Depth-first search over derived dependencies; the first cycle found is named."""
+    graph = plan.dependencies()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(label: str) -> list[str] | None:
+        state[label] = 1
+        stack.append(label)
+        for target in graph.get(label, []):
+            if state.get(target) == 1:
+                return [*stack[stack.index(target) :], target]
+            if target in graph and state.get(target) is None and (found := visit(target)):
+                return found
+        state[label] = 2
+        stack.pop()
+        return None
+
+    for label in graph:
+        if state.get(label) is None and (cycle := visit(label)):
+            yield Finding(
+                code=Code.cycle,
+                node=cycle[0],
+                subject=" -> ".join(cycle),
+                message=f"dependency cycle {' -> '.join(cycle)}",
+            )
+            return
+
+
+# ---------------------------------------------------------------- semantic rules
+
+
+def check_sources(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
+    for node in plan.nodes:
+        if not node.source or node.tool not in set(Tool):
+            continue
+        is_table, is_collection = node.source in schema.tables, node.source in schema.collections
+        if not (is_table or is_collection):
+            yield Finding(
+                code=Code.unknown_source,
+                node=node.label,
+                subject=node.source,
+                message=f"no table or collection named {node.source!r}",
+            )
+        elif node.tool != Tool.graph and (node.tool == Tool.vector) != is_collection:
+            yield Finding(
+                code=Code.tool_source_mismatch,
+                node=node.label,
+                subject=node.source,
+                message=f"tool {node.tool} cannot read {'collection' if is_collection else 'table'} {node.source}",
+            )
+        elif node.tool == Tool.graph and node.source not in schema.linked:
+            yield Finding(
+                code=Code.graph_without_link,
+                node=node.label,
+                subject=node.source,
+                message=f"{node.source} has no foreign key or document link to traverse",
+            )
+        for column in node.returns:
+            if is_table and column not in schema.columns(node.source):
+                yield Finding(
+                    code=Code.unknown_return_column,
+                    node=node.label,
+                    subject=column,
+                    message=f"{node.source} has no column {column!r}",
+                )
+
+
+def with_placeholders(sql: str) -> str:
+    """Bound variables are values, not SQL: stand in a literal so sqlglot can parse the statement."""
+    return REFERENCE.sub("(NULL)", sql)
+
+
+def parse_sql(sql: str) -> exp.Expression:
+    statements = sqlglot.parse(with_placeholders(sql), read="duckdb")
+    if len(statements) != 1 or statements[0] is None:
+        raise ValueError(f"expected one statement, got {len(statements)}")
+    return statements[0]
+
+
+def select_names(sql: str) -> set[str]:
+    try:
+        statement = parse_sql(sql)
+    except (ParseError, ValueError):
+        return set()
+    if not isinstance(statement, exp.Select):
+        return set()
+    return {"*" if isinstance(e, exp.Star) else e.alias_or_name for e in statement.expressions}
+
+
+def check_sql(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
+    for node in plan.nodes:
+        if node.sql is None or node.tool not in (Tool.sql, Tool.graph):
+            continue
+        try:
+            statement = parse_sql(node.sql)
+        except (ParseError, ValueError) as e:
+            yield Finding(code=Code.sql_parse_error, node=node.label, message=f"SQL does not parse: {e}")
+            continue
+        if not isinstance(statement, exp.Select | exp.Union):
+            yield Finding(
+                code=Code.sql_not_select,
+                node=node.label,
+                subject=statement.key,
+                message=f"only SELECT is allowed, got {statement.key.upper()}",
+            )
+            continue
+        yield from check_sql_names(node, statement, schema)
+
+
+def table_aliases(statement: exp.Expression) -> dict[str, str]:
+    aliases = {}
+    for table in statement.find_all(exp.Table):
+        aliases[table.alias_or_name] = table.name
+        aliases[table.name] = table.name
+    return aliases
+
+
+def column_type(column: exp.Column, aliases: dict[str, str], schema: LakeSchema) -> FieldType | None:
+    tables = [aliases[column.table]] if column.table in aliases else list(dict.fromkeys(aliases.values()))
+    for table in tables:
+        if column.name in schema.tables.get(table, {}):
+            return schema.tables[table][column.name]
+    return None
+
+
+def check_sql_names(node: PlanNode, statement: exp.Expression, schema: LakeSchema) -> Iterable[Finding]:
+    aliases = table_aliases(statement)
+    unknown = [t for t in dict.fromkeys(aliases.values()) if t not in schema.tables]
+    for table in unknown:
+        yield Finding(code=Code.unknown_table, node=node.label, subject=table, message=f"no table named {table!r}")
+    if unknown:
+        return
+    derived = {a.alias for a in statement.find_all(exp.Alias)}
+    for column in statement.find_all(exp.Column):
+        if column.name not in derived and column_type(column, aliases, schema) is None:
+            where = aliases.get(column.table, " or ".join(sorted(set(aliases.values()))))
+            yield Finding(
+                code=Code.unknown_column,
+                node=node.label,
+                subject=column.name,
+                message=f"{where} has no column {column.name!r}",
+            )
+    for join in statement.find_all(exp.Join):
+        for eq in join.find_all(exp.EQ):
+            left, right = eq.left, eq.right
+            if isinstance(left, exp.Column) and isinstance(right, exp.Column):
+                types = column_type(left, aliases, schema), column_type(right, aliases, schema)
+                if None not in types and (types[0] in NUMERIC) != (types[1] in NUMERIC):
+                    yield Finding(
+                        code=Code.join_type_mismatch,
+                        node=node.label,
+                        subject=f"{left.sql()} = {right.sql()}",
+                        message=f"join compares {types[0]} with {types[1]}: {eq.sql()}",
+                    )
+    for aggregate in statement.find_all(exp.Sum, exp.Avg):
+        argument = aggregate.this
+        if isinstance(argument, exp.Column):
+            kind = column_type(argument, aliases, schema)
+            if kind is not None and kind not in NUMERIC:
+                yield Finding(
+                    code=Code.aggregate_type_mismatch,
+                    node=node.label,
+                    subject=argument.name,
+                    message=f"{aggregate.key.upper()} over {kind} column {argument.name!r}",
+                )
+
+
+def check_vector_filters(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
+    for node in plan.nodes:
+        if node.tool != Tool.vector or not node.filter:
+            continue
+        try:
+            condition = sqlglot.parse_one(with_placeholders(node.filter), read="duckdb")
+        except ParseError as e:
+            yield Finding(code=Code.sql_parse_error, node=node.label, message=f"filter does not parse: {e}")
+            continue
+        for column in condition.find_all(exp.Column):
+            if column.name not in COLLECTION_FIELDS:
+                yield Finding(
+                    code=Code.unknown_filter_field,
+                    node=node.label,
+                    subject=column.name,
+                    message=f"collections have no metadata field {column.name!r}",
+                )
+
+
+STRUCTURAL: tuple[Rule, ...] = (
+    check_completeness,
+    check_tools_and_labels,
+    check_exposure,
+    check_references,
+    check_acyclic,
+)
+SEMANTIC: tuple[Rule, ...] = (check_sources, check_sql, check_vector_filters)
+
+
+def validate(plan: Plan, schema: LakeSchema, rules: tuple[Rule, ...] = STRUCTURAL + SEMANTIC) -> list[Finding]:
+    """Every finding of every rule; an empty list means the plan is executable under the schema."""
+    return [finding for rule in rules for finding in rule(plan, schema)]

@@ -1,0 +1,88 @@
+"""Plan cache: exact, template and semantic hits; near misses, roles and schema changes never reuse."""
+
+import pytest
+
+from lakeplanner.llm.embeddings import default_embedder
+from lakeplanner.plan.cache import Context, PlanCache, cache_for, extract_slots
+from lakeplanner.plan.model import Plan, PlanNode
+
+
+def total_plan(invoice: str) -> Plan:
+    return Plan(
+        question=f"What is the total of invoice {invoice}?",
+        nodes=(
+            PlanNode(
+                question=f"Total amount of invoice {invoice}",
+                tool="sql",
+                label="$var_1",
+                source="invoices",
+                sql=f"SELECT total_amount FROM invoices WHERE invoice_id = '{invoice}'",
+                should_expose_answer=True,
+                answer_description=f"total of {invoice}",
+            ),
+        ),
+    )
+
+
+@pytest.fixture
+def cache(sample_lake, tmp_path):
+    lake, _ = sample_lake
+    return cache_for(lake, tmp_path / "cache.jsonl", embed=lambda t: default_embedder().embed_query(t))
+
+
+def test_slots_are_entity_values_numbers_dates_and_quotes(cache):
+    template, slots = extract_slots(
+        "Invoices of Enterprise customers issued after 2024-05-01 over 1000 in 'EUR'?", cache.known
+    )
+    assert template == "invoices of <customers.segment> customers issued after <date> over <number> in <string>"
+    assert [s.value for s in slots] == ["Enterprise", "2024-05-01", "1000", "EUR"]
+
+
+def test_exact_then_template_hit_with_new_slot_values(cache):
+    cache.put("What is the total of invoice INV-1010?", total_plan("INV-1010"))
+    assert cache.get("what is the total of invoice INV-1010").kind == "exact"
+    hit = cache.get("What is the total of invoice INV-1042?")
+    assert hit.kind == "template"
+    assert hit.plan == total_plan("INV-1042")
+
+
+def test_paraphrases_hit_by_template_or_embedding(cache):
+    cache.put("What is the total of invoice INV-1010?", total_plan("INV-1010"))
+    reworded = cache.get("Tell me the total for invoice INV-1077")
+    assert reworded.kind == "template" and reworded.plan == total_plan("INV-1077")
+    rephrased = cache.get("total amount of invoice INV-1077?")
+    assert rephrased.kind == "semantic" and rephrased.plan == total_plan("INV-1077")
+
+
+@pytest.mark.parametrize(
+    "near_miss",
+    [
+        "What is the average of invoice INV-1042?",
+        "What is the total of line item L00042?",
+        "What is the total of invoices of customer C001?",
+    ],
+)
+def test_near_misses_are_not_served(cache, near_miss):
+    cache.put("What is the total of invoice INV-1010?", total_plan("INV-1010"))
+    assert cache.get(near_miss) is None
+
+
+def test_a_role_never_gets_another_roles_plan(cache):
+    cache.put("What is the total of invoice INV-1010?", total_plan("INV-1010"), Context(role="finance"))
+    assert cache.get("What is the total of invoice INV-1010?", Context(role="support")) is None
+    assert cache.get("What is the total of invoice INV-1010?", Context(role="finance")) is not None
+
+
+def test_persisted_and_invalidated_when_the_schema_changes(cache, tmp_path):
+    cache.put("What is the total of invoice INV-1010?", total_plan("INV-1010"))
+    same = PlanCache(cache.path, cache.signature, cache.known, cache.vocabulary)
+    assert same.get("What is the total of invoice INV-1010?").kind == "exact"
+    changed = PlanCache(cache.path, "another-signature", cache.known, cache.vocabulary)
+    assert changed.get("What is the total of invoice INV-1010?") is None
+
+
+def test_lru_bound(cache):
+    small = PlanCache(None, cache.signature, cache.known, cache.vocabulary, capacity=2)
+    for question in ("How many customers?", "How many invoices?", "How many products?"):
+        small.put(question, total_plan("INV-1010"))
+    assert small.get("How many customers?") is None and small.get("How many products?") is not None

@@ -1,0 +1,118 @@
+"""DataOps: the Fixer repairs schema drift without replanning; the Replanner gets the findings."""
+
+import pytest
+
+from lakeplanner.plan.dataops import Cause, diagnose, recommend, repair
+from lakeplanner.plan.model import Plan, PlanNode
+from lakeplanner.plan.validate import Code, LakeSchema, validate
+
+
+@pytest.fixture(scope="module")
+def schema(sample_lake):
+    lake, _ = sample_lake
+    return LakeSchema.from_contract(lake.contract)
+
+
+def one_node(**fields) -> Plan:
+    base = {
+        "question": "q",
+        "tool": "sql",
+        "label": "$var_1",
+        "source": "customers",
+        "should_expose_answer": True,
+        "answer_description": "a",
+    }
+    return Plan(question="q", nodes=(PlanNode(**{**base, **fields}),))
+
+
+def test_renamed_column_is_fixed_without_replanning(schema):
+    plan = one_node(sql="SELECT customer_name FROM customers WHERE segment = 'Enterprise'")
+
+    def replan(plan, findings):
+        raise AssertionError("the Fixer should have repaired this")
+
+    result = repair(plan, schema, replan=replan)
+    assert result.ok and result.replans == 0
+    assert result.plan.nodes[0].sql == "SELECT name FROM customers WHERE segment = 'Enterprise'"
+    assert result.edits == ["$var_1: column customer_name -> name"]
+
+
+def test_misspelled_qualified_column_keeps_bindings(schema):
+    plan = Plan(
+        question="q",
+        nodes=(
+            PlanNode(question="disputed invoice", tool="vector", label="$var_1", source="documents_invoices"),
+            PlanNode(
+                question="total",
+                tool="sql",
+                label="$var_2",
+                source="invoices",
+                should_expose_answer=True,
+                answer_description="a",
+                sql="SELECT i.total_amout FROM invoices i WHERE i.document_id IN $var_1.document_id",
+            ),
+        ),
+    )
+    result = repair(plan, schema)
+    assert result.ok
+    assert (
+        result.plan.nodes[1].sql == "SELECT i.total_amount FROM invoices AS i WHERE i.document_id IN $var_1.document_id"
+    )
+
+
+def test_reference_filter_tool_and_exposure_fixes(schema):
+    plan = Plan(
+        question="payment terms of C001's contract",
+        nodes=(
+            PlanNode(
+                question="contract of C001",
+                tool="iceberg",
+                label="$var_1",
+                source="customers",
+                sql="SELECT contract_document_id FROM customers WHERE customer_id = 'C001'",
+            ),
+            PlanNode(
+                question="terms in $var_1.contract_doc_id",
+                tool="milvus",
+                label="$var_2",
+                source="documents_contracts",
+                filter="documentid IN $var_1.contract_doc_id",
+            ),
+        ),
+    )
+    result = repair(plan, schema)
+    assert result.ok, result.findings
+    second = result.plan.nodes[1]
+    assert second.tool == "vector" and second.filter == "document_id IN $var_1.contract_document_id"
+    assert second.should_expose_answer and second.answer_description == "payment terms of C001's contract"
+
+
+def test_structural_problems_go_to_the_replanner_with_the_findings(schema):
+    broken = one_node(sql="SELECT sum(status) FROM invoices", source="invoices")
+    seen = []
+
+    def replan(plan, findings):
+        seen.append([f.code for f in findings])
+        return one_node(sql="SELECT sum(total_amount) FROM invoices", source="invoices")
+
+    result = repair(broken, schema, replan=replan)
+    assert result.ok and result.replans == 1 and seen == [[Code.aggregate_type_mismatch]]
+
+
+def test_bounded_replans_then_advice(schema):
+    broken = one_node(source="orders")
+    result = repair(broken, schema, replan=lambda plan, findings: plan, max_replans=2)
+    assert not result.ok and result.replans == 2
+    assert result.advice == ["orders is not in the lake: ingest it, or ask about a source that exists"]
+    assert [d.cause for d in diagnose(result.findings)] == [Cause.schema_drift]
+
+
+def test_engine_errors_become_recommendations():
+    [advice] = recommend([], ConnectionError("milvus at 127.0.0.1:19530 refused"))
+    assert "retry later" in advice and "milvus" in advice
+
+
+def test_fixes_are_pure(schema):
+    plan = one_node(sql="SELECT customer_name FROM customers")
+    repair(plan, schema)
+    assert validate(plan, schema)[0].code is Code.unknown_column  # the input plan is untouched

@@ -1,0 +1,159 @@
+"""Generation with a scripted LLM: prompt from the contract, pruning at 1,000 tables, repair, cache."""
+
+import json
+
+from typer.testing import CliRunner
+
+from lakeplanner.cli import app
+from lakeplanner.contract.models import Contract, FieldEntry, FieldType, SourceKind, SourceSpec, field_id
+from lakeplanner.llm import LLM
+from lakeplanner.llm.fake import FakeBackend
+from lakeplanner.plan.cache import Context
+from lakeplanner.plan.generate import Pruner, contract_prompt, plan_messages
+from lakeplanner.plan.planner import Planner
+
+TWO_HOP = {
+    "nodes": [
+        {
+            "question": "Contract document of the customer of invoice INV-1078",
+            "tool": "sql",
+            "label": "$var_1",
+            "source": "customers",
+            "returns": ["contract_document_id"],
+        },
+        {
+            "question": "Payment terms in the contract $var_1.contract_document_id",
+            "tool": "vector",
+            "label": "$var_2",
+            "source": "documents_contracts",
+            "should_expose_answer": True,
+            "answer_description": "payment terms",
+        },
+    ]
+}
+
+
+def test_prompt_lists_tables_columns_keys_links_and_collections(sample_lake):
+    lake, _ = sample_lake
+    prompt = plan_messages("q", lake.contract, ["customers", "invoices"])[0].content
+    assert "- invoices" in prompt and "total_amount number" in prompt
+    assert "invoices.customer_id -> customers.customer_id (N:1)" in prompt
+    assert "customers.contract_document_id -> documents of documents_contracts" in prompt
+    assert "- documents_contracts: 37 documents" in prompt
+
+
+def big_contract(n: int) -> Contract:
+    sources, fields = [], []
+    for i in range(n):
+        name = f"table_{i:04d}"
+        sources.append(
+            SourceSpec(name=name, kind=SourceKind.table, format="csv", files=[f"{name}.csv"], table=f"lake.{name}")
+        )
+        for column in (f"metric_{i}", f"region_{i % 7}", "id"):
+            fields.append(
+                FieldEntry(
+                    id=field_id(name, column),
+                    source=name,
+                    path=column,
+                    column=column,
+                    type=FieldType.string,
+                    null_rate=0,
+                    cardinality=5,
+                    examples=["a"],
+                )
+            )
+    sources.append(
+        SourceSpec(name="shipments", kind=SourceKind.table, format="csv", files=["s.csv"], table="lake.shipments")
+    )
+    fields += [
+        FieldEntry(
+            id=field_id("shipments", c),
+            source="shipments",
+            path=c,
+            column=c,
+            type=FieldType.string,
+            null_rate=0,
+            cardinality=5,
+            examples=["x"],
+        )
+        for c in ("carrier", "tracking_number")
+    ]
+    return Contract(sources=sources, fields=fields)
+
+
+def test_pruning_keeps_the_prompt_bounded_at_1000_tables():
+    contract = big_contract(1000)
+    pruner = Pruner(contract)
+    chosen = pruner.select("Which carrier has the tracking number 123?")
+    assert "shipments" in chosen and len(chosen) <= 12
+    assert len(contract_prompt(contract, chosen)) < 4000
+
+
+def test_planner_generates_validates_caches_and_serves_the_cache(sample_lake):
+    lake, _ = sample_lake
+    backend = FakeBackend([json.dumps(TWO_HOP)])
+    planner = Planner(lake, LLM(backend), context=Context(role="test-generate"))
+    first = planner.plan("What are the contract payment terms for INV-1078?")
+    assert first.ok and first.cache is None and [n.tool for n in first.plan.nodes] == ["sql", "vector"]
+    assert first.plan.dependencies()["$var_2"] == ["$var_1"]
+    again = planner.plan("What are the contract payment terms for INV-1042?")
+    assert again.cache == "template" and "INV-1042" in again.plan.nodes[0].question
+    assert len(backend.calls) == 1
+    planner.cache.path.unlink()
+
+
+def test_invalid_generation_is_replanned_with_the_findings(sample_lake):
+    lake, _ = sample_lake
+    wrong = {
+        "nodes": [
+            {
+                "question": "count orders",
+                "tool": "sql",
+                "label": "$var_1",
+                "source": "orders",
+                "should_expose_answer": True,
+                "answer_description": "n",
+            }
+        ]
+    }
+    right = {
+        "nodes": [
+            {
+                "question": "count invoices",
+                "tool": "sql",
+                "label": "$var_1",
+                "source": "invoices",
+                "should_expose_answer": True,
+                "answer_description": "n",
+            }
+        ]
+    }
+    backend = FakeBackend([json.dumps(wrong), json.dumps(right)])
+    result = Planner(lake, LLM(backend), use_cache=False).plan("How many orders are there?")
+    assert result.ok and result.replans == 1 and result.plan.nodes[0].source == "invoices"
+    feedback = backend.calls[1][0][-1].content
+    assert "M001" in feedback and "orders" in feedback
+
+
+def test_cli_plan_prints_tree_json_and_fixes(sample_lake, monkeypatch):
+    lake, _ = sample_lake
+    reply = {
+        "nodes": [
+            {
+                "question": "customers in the Enterprise segment",
+                "tool": "sql",
+                "label": "$var_1",
+                "source": "customers",
+                "returns": ["customer_name"],
+                "should_expose_answer": True,
+            }
+        ]
+    }
+    monkeypatch.setattr("lakeplanner.plan.planner.get_llm", lambda: LLM(FakeBackend([json.dumps(reply)])))
+    result = CliRunner().invoke(
+        app, ["plan", "Which customers are Enterprise?", "--lake", str(lake.path), "--explain", "--no-cache"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "$var_1 sql on customers" in result.output and '"nodes"' in result.output
+    assert "DataOps fix: $var_1: returned column customer_name -> name" in result.output
+    assert "DataOps fix: $var_1: answer_description from its question" in result.output
