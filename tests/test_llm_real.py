@@ -117,3 +117,18 @@ def test_a_call_over_its_time_limit_is_a_named_timeout():
     llm.backend.settings = llm.backend.settings.model_copy(update={"timeout_s": 60})
     assert llm.complete(QUESTION, Total, max_tokens=40).value is not None  # the model is still usable
     llm.close()
+
+
+@pytest.mark.slow
+def test_real_model_plans_the_sample_questions(sample_lake, default_llm):
+    """`lakeplanner plan` with the 1.5B model: every sample question gets a validated plan."""
+    import json
+
+    from lakeplanner.plan.planner import Planner
+
+    lake, _ = sample_lake
+    questions = json.loads((sample_lake_path() / "questions.json").read_text())
+    planner = Planner(lake, default_llm, use_cache=False)
+    results = [planner.plan(q["question"]) for q in questions if q["kind"] != "unanswerable"]
+    failed = [(r.question, r.findings) for r in results if not r.ok]
+    assert not failed, failed

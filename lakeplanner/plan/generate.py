@@ -167,12 +167,12 @@ class Generator:
     contract: Contract
     pruner: Pruner
 
-    def generate(self, question: str, feedback: Sequence[Finding] = ()) -> Plan:
-        tables = self.pruner.select(question)
+    def generate(self, question: str, feedback: Sequence[Finding] = (), tables: list[str] | None = None) -> Plan:
+        tables = tables if tables is not None else self.pruner.select(question)
         done = self.llm.complete(
             plan_messages(question, self.contract, tables, feedback), GeneratedPlan, max_tokens=MAX_OUTPUT_TOKENS
         )
         return to_plan(question, done.value)
 
-    def replanner(self, question: str) -> Callable[[Plan, list[Finding]], Plan]:
-        return lambda plan, findings: self.generate(question, findings)
+    def replanner(self, question: str, tables: list[str]) -> Callable[[Plan, list[Finding]], Plan]:
+        return lambda plan, findings: self.generate(question, findings, tables)

@@ -63,8 +63,8 @@ class Planner:
                 )
         generator = self.generator()
         tables = self.pruner.select(question)
-        draft = generator.generate(question)
-        fixed = repair(draft, self.schema, replan=generator.replanner(question))
+        draft = generator.generate(question, tables=tables)
+        fixed = repair(draft, self.schema, replan=generator.replanner(question, tables))
         if fixed.ok and self.cache is not None:
             self.cache.put(question, fixed.plan, self.context)
         return PlanResult(

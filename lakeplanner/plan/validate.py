@@ -59,6 +59,7 @@ class Code(StrEnum):
     unknown_filter_field = "M009"
     graph_without_link = "M010"
     unknown_return_column = "M011"
+    intent_drift = "M012"
 
 
 class Finding(BaseModel):
