@@ -64,6 +64,13 @@ def test_merge_appends_entities_extends_attributes_and_dedupes_relationships():
     assert len(merged.relationships) == 1
 
 
+def test_the_merge_of_two_bounded_passes_may_exceed_the_bound():
+    rels = [ProposedRelationship(source="A", target="B", type=f"R{i}") for i in range(6)]
+    more = [ProposedRelationship(source="A", target="B", type=f"S{i}") for i in range(6)]
+    merged = merge_passes(SourceDiscovery(relationships=rels), SourceDiscovery(relationships=more))
+    assert len(merged.relationships) == 12
+
+
 def test_invalid_references_are_repaired_or_dropped_and_validity_reaches_one():
     draft = {
         "entities": [

@@ -173,7 +173,8 @@ def merge_passes(first: SourceDiscovery, second: SourceDiscovery) -> SourceDisco
     relationships = {}
     for rel in [*first.relationships, *second.relationships]:
         relationships.setdefault((pascal_case(rel.source), pascal_case(rel.target), upper_snake(rel.type)), rel)
-    return SourceDiscovery(entities=list(entities.values()), relationships=list(relationships.values()))
+    # Each pass is bounded; their union may exceed the bound, so it is not re-validated.
+    return SourceDiscovery.model_construct(entities=list(entities.values()), relationships=list(relationships.values()))
 
 
 def referenced_ids(discovery: SourceDiscovery) -> list[str]:

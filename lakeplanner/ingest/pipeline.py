@@ -358,6 +358,8 @@ class Ingestor:
                 results.append(discover_source(self.llm, name, fields, records))
             except LakeplannerError as e:
                 report.warnings.append(f"LLM discovery skipped for {name}: {e.message}")
+            except Exception as e:  # a discovery bug must not fail an ingest that is otherwise fine
+                report.warnings.append(f"LLM discovery skipped for {name}: unexpected error {e!r}")
         return results
 
     # ------------------------------------------------------------ commit phase
