@@ -116,3 +116,10 @@ def test_wrong_parts_are_refused_with_the_install_line(monkeypatch, tmp_path):
     monkeypatch.setitem(weights.MODELS, "test", spec)
     with pytest.raises(ModelFileError, match="not installed"):
         weights.model_path("test", tmp_path / "other")
+
+
+def test_regex_patterns_are_kept_out_of_the_llama_grammar():
+    from lakeplanner.llm.local import grammar_safe
+
+    schema = {"properties": {"label": {"type": "string", "pattern": "^\\$var_[0-9]+$"}, "pattern": {"type": "string"}}}
+    assert grammar_safe(schema) == {"properties": {"label": {"type": "string"}, "pattern": {"type": "string"}}}

@@ -3,19 +3,25 @@
 Prompts are built prefix-first (instructions and schema, then the variable part), and llama.cpp
 keeps the KV cache of the longest prefix shared with the previous call, so a repeated prefix is
 not evaluated again. `prefix_reuse=False` drops the cache before every call (for measurement).
+
+Chat messages are formatted with the model's own chat template and completed with
+`create_completion`, which (unlike `create_chat_completion`) takes a stopping criterion: that is
+how a call's time limit is enforced between tokens.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Sequence
 from typing import Any
 
 try:
-    from llama_cpp import Llama, LogitsProcessorList
+    from llama_cpp import Llama, LlamaGrammar, StoppingCriteriaList
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 except ImportError:  # the [llm] extra is optional; LocalBackend says how to install it
-    Llama = LogitsProcessorList = None
+    Llama = None
 
 from lakeplanner.errors import LLMUnavailableError, MissingDependencyError
 from lakeplanner.llm.base import Backend, Message, RawCompletion, register_backend
@@ -28,20 +34,26 @@ BUILD_HINT = (
 )
 
 
-class DeadlineExceeded(Exception):
-    pass
+def grammar_safe(schema: Any) -> Any:
+    """The schema without regex `pattern`s: llama.cpp's grammar built from one can segfault (seen with
+    0.3.36); the pydantic model still validates the pattern after decoding."""
+    if isinstance(schema, dict):
+        return {k: grammar_safe(v) for k, v in schema.items() if not (k == "pattern" and isinstance(v, str))}
+    if isinstance(schema, list):
+        return [grammar_safe(v) for v in schema]
+    return schema
 
 
 class Deadline:
-    """A logits processor that aborts generation once the call's time is up (llama.cpp has no timeout)."""
+    """A stopping criterion that ends generation once the call's time is up."""
 
     def __init__(self, seconds: float) -> None:
         self.end = time.monotonic() + seconds
+        self.expired = False
 
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        if time.monotonic() > self.end:
-            raise DeadlineExceeded
-        return scores
+    def __call__(self, input_ids: Any, logits: Any) -> bool:
+        self.expired = time.monotonic() > self.end
+        return self.expired
 
 
 class LocalBackend(Backend):
@@ -67,34 +79,53 @@ class LocalBackend(Backend):
                 f"llama.cpp could not load {path}: {e}",
                 hint="delete the cached file to reassemble it, or lower context_tokens",
             ) from e
+        self.formatter = self.chat_formatter()
+
+    def chat_formatter(self) -> Jinja2ChatFormatter:
+        template = self.llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise LLMUnavailableError(
+                f"{self.model_name} has no chat template in its GGUF metadata", hint="use an instruct model's GGUF"
+            )
+        eos, bos = self.llama.token_eos(), self.llama.token_bos()
+        return Jinja2ChatFormatter(
+            template=template,
+            stop_token_ids=[eos],
+            eos_token=self.llama._model.token_get_text(eos) if eos != -1 else "",
+            bos_token=self.llama._model.token_get_text(bos) if bos != -1 else "",
+        )
 
     def generate(self, messages: Sequence[Message], *, schema: dict[str, Any] | None, max_tokens: int) -> RawCompletion:
         if not self.prefix_reuse:
             self.llama.reset()
-        kwargs: dict[str, Any] = {
-            "messages": [m.model_dump() for m in messages],
-            "temperature": 0.0,
-            "top_k": 1,
-            "seed": self.settings.seed,
-            "max_tokens": max_tokens,
-        }
+        chat = self.formatter(messages=[m.model_dump() for m in messages])
+        grammar = None
         if schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": schema}
-        kwargs["logits_processor"] = LogitsProcessorList([Deadline(self.settings.timeout_s)])
+            grammar = LlamaGrammar.from_json_schema(json.dumps(grammar_safe(schema)), verbose=False)
+        deadline = Deadline(self.settings.timeout_s)
         try:
-            out = self.llama.create_chat_completion(**kwargs)
+            out = self.llama.create_completion(
+                chat.prompt,
+                max_tokens=max_tokens,
+                temperature=0.0,
+                top_k=1,
+                seed=self.settings.seed,
+                stop=chat.stop,
+                grammar=grammar,
+                stopping_criteria=StoppingCriteriaList([deadline]),
+            )
         except ValueError as e:  # llama-cpp raises ValueError when the prompt exceeds the context
             raise LLMUnavailableError(
                 f"{self.model_name}: {e}", hint="shorten the prompt or raise LAKEPLANNER_LLM_CONTEXT_TOKENS"
             ) from e
-        except DeadlineExceeded as e:
+        if deadline.expired:
             raise LLMUnavailableError(
                 f"{self.model_name} timed out after {self.settings.timeout_s:.0f} s",
                 hint="raise LAKEPLANNER_LLM_TIMEOUT_S, lower max_tokens, or use model 'small'",
-            ) from e
+            )
         usage = out["usage"]
         return RawCompletion(
-            text=out["choices"][0]["message"]["content"] or "",
+            text=out["choices"][0]["text"],
             prompt_tokens=usage["prompt_tokens"],
             completion_tokens=usage["completion_tokens"],
         )

@@ -38,7 +38,7 @@ the sources and columns listed below. Prefer one sql step when one table answers
 class GeneratedNode(BaseModel):
     question: str
     tool: Tool
-    label: str = Field(pattern=r"^\$var_[1-9][0-9]*$")
+    label: str = Field(description="$var_1, $var_2, ... in order")
     source: str
     returns: list[str] = Field(default_factory=list)
     should_expose_answer: bool = False
