@@ -123,3 +123,31 @@ def test_regex_patterns_are_kept_out_of_the_llama_grammar():
 
     schema = {"properties": {"label": {"type": "string", "pattern": "^\\$var_[0-9]+$"}, "pattern": {"type": "string"}}}
     assert grammar_safe(schema) == {"properties": {"label": {"type": "string"}, "pattern": {"type": "string"}}}
+
+
+def test_a_server_without_json_schema_support_gets_json_object_once():
+    import httpx
+
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = __import__("json").loads(request.content)
+        seen.append(body["response_format"]["type"])
+        if body["response_format"]["type"] == "json_schema":
+            return httpx.Response(
+                500, json={"error": {"message": "response_format: Input should be 'text' or 'json_object'"}}
+            )
+        return httpx.Response(
+            200,
+            json={
+                "choices": [{"message": {"content": '{"value": 7, "unit": "apples"}'}}],
+                "usage": {"prompt_tokens": 5, "completion_tokens": 3},
+            },
+        )
+
+    backend = OpenAIBackend(LLMSettings(backend="openai", endpoint_retries=3))
+    backend.client = httpx.Client(transport=httpx.MockTransport(handler), base_url="http://test/v1/")
+    llm = LLM(backend)
+    assert llm.complete([user("q")], Answer).value == Answer(value=7, unit="apples")
+    assert llm.complete([user("q")], Answer).value.value == 7
+    assert seen == ["json_schema", "json_object", "json_object"]

@@ -13,17 +13,26 @@ from lakeplanner.llm.base import Backend, Message, RawCompletion, register_backe
 from lakeplanner.llm.settings import LLMSettings
 
 
+def rejects_schema_format(error: BaseException) -> bool:
+    """A server that does not know OpenAI's json_schema response format (llama-cpp-python's answers
+    400, 422 or even 500 with a validation message naming response_format)."""
+    return isinstance(error, httpx.HTTPStatusError) and "response_format" in error.response.text
+
+
 def is_transient(error: BaseException) -> bool:
     if isinstance(error, httpx.TransportError):
         return True
-    return isinstance(error, httpx.HTTPStatusError) and (
-        error.response.status_code >= 500 or error.response.status_code == 429
+    return (
+        isinstance(error, httpx.HTTPStatusError)
+        and not rejects_schema_format(error)
+        and (error.response.status_code >= 500 or error.response.status_code == 429)
     )
 
 
 class OpenAIBackend(Backend):
     """Sends OpenAI's `json_schema` response format; a server that rejects it (llama-cpp-python's
-    server takes `json_object` with a `schema`) is switched to that form once, then remembered."""
+    server takes `json_object` with a `schema`, and answers 500 otherwise) is switched to that form
+    once, then remembered."""
 
     def __init__(self, settings: LLMSettings) -> None:
         self.settings = settings
@@ -43,11 +52,13 @@ class OpenAIBackend(Backend):
             "seed": self.settings.seed,
             "max_tokens": max_tokens,
         }
-        if schema is not None:
+        if schema is not None and self.schema_format == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": schema.get("title", "output"), "schema": schema},
             }
+        elif schema is not None:
+            body["response_format"] = {"type": "json_object", "schema": schema}
         return body
 
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -66,7 +77,7 @@ class OpenAIBackend(Backend):
             try:
                 out = retrying(self.post, self.body(messages, schema, max_tokens))
             except httpx.HTTPStatusError as e:
-                if schema is None or self.schema_format != "json_schema" or e.response.status_code not in (400, 422):
+                if schema is None or self.schema_format != "json_schema" or not rejects_schema_format(e):
                     raise
                 self.schema_format = "json_object"
                 out = retrying(self.post, self.body(messages, schema, max_tokens))
