@@ -157,3 +157,10 @@ def test_cli_plan_prints_tree_json_and_fixes(sample_lake, monkeypatch):
     assert "$var_1 sql on customers" in result.output and '"nodes"' in result.output
     assert "DataOps fix: $var_1: returned column customer_name -> name" in result.output
     assert "DataOps fix: $var_1: answer_description from its question" in result.output
+
+
+def test_an_llm_that_cannot_plan_gives_advice_not_a_crash(sample_lake):
+    lake, _ = sample_lake
+    result = Planner(lake, LLM(FakeBackend(["{ not json"] * 3)), use_cache=False).plan("How many invoices?")
+    assert not result.ok and result.plan.nodes == ()
+    assert result.advice[0].startswith("no plan: fake gave no valid GeneratedPlan in 3 attempts")

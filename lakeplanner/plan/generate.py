@@ -20,7 +20,7 @@ from lakeplanner.plan.model import Plan, PlanNode, Tool
 from lakeplanner.plan.validate import COLLECTION_FIELDS, Finding
 
 MAX_TABLES = 8
-MAX_OUTPUT_TOKENS = 600
+MAX_OUTPUT_TOKENS = 800
 _WORDS = re.compile(r"[a-z0-9]+")
 
 INSTRUCTIONS = """You turn a question about a data lake into a plan: a short list of steps. Each step \
@@ -48,7 +48,7 @@ class GeneratedNode(BaseModel):
 class GeneratedPlan(BaseModel):
     """The JSON the model must produce (also its constrained-decoding schema)."""
 
-    nodes: list[GeneratedNode]
+    nodes: list[GeneratedNode] = Field(max_length=4)
 
 
 def words(text: str) -> set[str]:

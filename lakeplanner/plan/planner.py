@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from lakeplanner.errors import LakeplannerError
 from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import DEFAULT_CONTEXT, Context, PlanCache, cache_for
 from lakeplanner.plan.dataops import repair
 from lakeplanner.plan.generate import Generator, Pruner
 from lakeplanner.plan.model import Plan
-from lakeplanner.plan.validate import Finding, LakeSchema
+from lakeplanner.plan.validate import Code, Finding, LakeSchema
 
 
 class PlanResult(BaseModel):
@@ -63,8 +64,19 @@ class Planner:
                 )
         generator = self.generator()
         tables = self.pruner.select(question)
-        draft = generator.generate(question, tables=tables)
-        fixed = repair(draft, self.schema, replan=generator.replanner(question, tables))
+        try:
+            draft = generator.generate(question, tables=tables)
+            fixed = repair(draft, self.schema, replan=generator.replanner(question, tables))
+        except LakeplannerError as e:  # the LLM failed (garbage, timeout, endpoint down): say so, don't crash
+            return PlanResult(
+                question=question,
+                plan=Plan(question=question),
+                findings=[Finding(code=Code.empty_plan, node=None, message=e.message)],
+                edits=[],
+                replans=0,
+                advice=[f"no plan: {e.message}" + (f" ({e.hint})" if e.hint else "")],
+                tables_shown=tables,
+            )
         if fixed.ok and self.cache is not None:
             self.cache.put(question, fixed.plan, self.context)
         return PlanResult(
