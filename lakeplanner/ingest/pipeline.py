@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from lakeplanner.config import IngestConfig
 from lakeplanner.contract.discover import DiscoveredSource, companion_links, detect_companions, discover_sources
 from lakeplanner.contract.keys import KeyedTable, foreign_keys, hierarchy, identity_keys
-from lakeplanner.contract.links import DocumentIndex, cross_links, linked_rows
+from lakeplanner.contract.links import DocumentIndex, cross_links, linked_rows, row_key
 from lakeplanner.contract.models import (
     Contract,
     CrossLink,
@@ -152,20 +152,20 @@ def prepare_table(data: TableData, source: DiscoveredSource, config: IngestConfi
     )
 
 
-def free_text_documents(prepared: PreparedTable) -> list[Document]:
-    """Long free-text cells become documents too, keyed by their row, so they can be searched."""
+def free_text_documents(prepared: PreparedTable) -> list[tuple[str, Document]]:
+    """Long free-text cells become documents too, each with the key of its row, so they can be searched."""
     text_columns = [f.column for f in prepared.fields if "free_text" in f.tags and f.column]
     if not text_columns:
         return []
     table = prepared.data.table.select([*prepared.key_columns, *text_columns, "_lp_file"])
     docs = []
     for row in table.to_pylist():
-        key = "|".join(str(row[c]) for c in prepared.key_columns)
+        key = row_key(row, prepared.key_columns)
         for column in text_columns:
             if row[column]:
                 doc_id = key if len(text_columns) == 1 else f"{key}:{column}"
                 docs.append(
-                    Document(document_id=doc_id, title="", text=row[column], file=row["_lp_file"], format="text")
+                    (key, Document(document_id=doc_id, title="", text=row[column], file=row["_lp_file"], format="text"))
                 )
     return docs
 
@@ -319,11 +319,12 @@ class Ingestor:
     def free_text_sources(self, tables: list[PreparedTable]) -> tuple[list[PreparedDocuments], list[CrossLink]]:
         sources, links = [], []
         for table in tables:
-            docs = free_text_documents(table)
-            if not docs:
+            keyed = free_text_documents(table)
+            if not keyed:
                 continue
             name = text_collection(table.name)
-            linked = {d.document_id: (table.name, [d.document_id.split(":")[0]]) for d in docs}
+            docs = [doc for _, doc in keyed]
+            linked = {doc.document_id: (table.name, [key]) for key, doc in keyed}
             sources.append(PreparedDocuments(name, docs, table.files, False, linked))
             links.append(
                 CrossLink(
