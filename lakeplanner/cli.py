@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -18,7 +19,8 @@ from lakeplanner.lake import Lake, sample_lake_path
 
 app = typer.Typer(
     help="Answer questions over hybrid data lakes (Iceberg tables + Milvus documents) with citations.\n\n"
-    "Start with:  lakeplanner ingest --sample --lake ./lake   then   lakeplanner lake info --lake ./lake",
+    "Start with:  lakeplanner ingest --sample --lake ./lake   then   "
+    'lakeplanner ask "Which invoice was disputed because of a late delivery?" --lake ./lake',
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
@@ -190,6 +192,143 @@ def print_plan(result, explain: bool) -> None:
             console.print(f"DataOps fix: {edit}")
     elif result.edits:
         console.print(f"DataOps applied {len(result.edits)} fix(es); --explain lists them")
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question, in plain language.")],
+    lake: LakeOption = Path("lake"),
+    role: Annotated[str, typer.Option(help="Execution context: plans are cached per role.")] = "default",
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Always generate a fresh plan.")] = False,
+    serial: Annotated[
+        bool, typer.Option("--serial", help="Run the plan in process, node by node, instead of on Ray (debugging).")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Answer a question with citations to rows (table, snapshot, key) and document spans, or abstain.
+
+    The question is planned (see `plan`), run as a Ray task graph (SQL on DuckDB over Iceberg, vector
+    search in Milvus with evidence iteration), and answered from the results. Partial results print as
+    they arrive. Every step is traced: `lakeplanner trace ID` shows it, `lakeplanner replay ID` re-runs it.
+    """
+    from lakeplanner.execute.settings import ExecSettings
+    from lakeplanner.plan.cache import Context
+
+    settings = ExecSettings(mode="serial") if serial else ExecSettings()
+
+    def on_result(result) -> None:
+        if not as_json:
+            console.print(f"[dim]{result.label} ({result.tool} on {result.source}) done:[/] {partial_text(result)}")
+
+    target = None
+    try:
+        target = Lake.open(lake)
+        with err.status(f"answering ({settings.mode}) ...", spinner="dots") if not as_json else nullcontext():
+            answer = target.ask(
+                question, settings=settings, context=Context(role=role), use_cache=not no_cache, on_result=on_result
+            )
+    except LakeplannerError as e:
+        fail(e)
+    finally:
+        if target is not None:
+            target.close()
+    if as_json:
+        console.print_json(answer.model_dump_json(exclude={"nodes"}))
+    else:
+        print_answer(answer)
+    if answer.abstained:
+        raise typer.Exit(1)
+
+
+def partial_text(result) -> str:
+    if result.error:
+        return f"[red]{result.error}[/]"
+    if result.answer:
+        return result.answer
+    if result.rows:
+        return "; ".join(", ".join(f"{k}={v}" for k, v in row.items()) for row in result.rows[:3])
+    return f"{len(result.evidence)} evidence passages"
+
+
+def print_answer(answer) -> None:
+    if answer.abstained:
+        console.print(f"[bold yellow]abstained:[/] {answer.reason}")
+    else:
+        console.print(f"[bold green]{answer.value}[/]")
+        console.print(answer.text)
+        for i, c in enumerate(answer.citations, 1):
+            if c.kind == "row":
+                console.print(f"  [{i}] row {c.source} key={c.row_key} (snapshot {c.snapshot_id})")
+            else:
+                snippet = " ".join(c.snippet.split())[:100]
+                console.print(f'  [{i}] {c.source}/{c.document_id} chars {c.start}-{c.end}: "{snippet}"')
+        console.print(f"confidence {answer.confidence:.2f}")
+    for advice in dict.fromkeys(answer.advice):
+        console.print(f"[yellow]note:[/] {advice}")
+    timings = ", ".join(f"{k} {v:.1f}s" for k, v in answer.timings.items())
+    console.print(f"[dim]trace {answer.trace_id}; {timings}[/]")
+
+
+@app.command()
+def trace(
+    trace_id: Annotated[str, typer.Argument(help="A trace id printed by `ask` (or `latest`).")],
+    lake: LakeOption = Path("lake"),
+) -> None:
+    """Print an answer's lineage: the span tree of planning, each node, LLM call, SQL statement and search."""
+    from lakeplanner.lineage.runs import list_runs
+    from lakeplanner.lineage.tracing import attribute_values, read_spans
+
+    if trace_id == "latest":
+        runs = list_runs(lake)
+        if not runs:
+            fail(LakeplannerError(f"no traces in {lake}", hint="ask a question first: lakeplanner ask"))
+        trace_id = runs[-1]
+    spans = read_spans(lake, trace_id)
+    if not spans:
+        fail(LakeplannerError(f"no spans of trace {trace_id} in {lake}", hint="check the id printed by `ask`"))
+    children: dict[str | None, list[dict]] = {}
+    for span in sorted(spans, key=lambda s: int(s["startTimeUnixNano"])):
+        children.setdefault(span.get("parentSpanId"), []).append(span)
+    ids = {s["spanId"] for s in spans}
+    roots = [s for s in spans if s.get("parentSpanId") not in ids]
+    tree = Tree(f"[bold]trace {trace_id}[/]")
+
+    def add(branch, span) -> None:
+        seconds = (int(span["endTimeUnixNano"]) - int(span["startTimeUnixNano"])) / 1e9
+        error = " [red]error[/]" if span.get("status", {}).get("code") == "STATUS_CODE_ERROR" else ""
+        attributes = attribute_values(span)
+        shown = ", ".join(f"{k}={str(v)[:80]}" for k, v in attributes.items() if k != "lakeplanner.plan")
+        node = branch.add(f"[cyan]{span['name']}[/] {seconds:.2f}s{error} [dim]{shown}[/]")
+        for child in children.get(span["spanId"], []):
+            add(node, child)
+
+    for root in roots:
+        add(tree, root)
+    console.print(tree)
+
+
+@app.command()
+def replay(
+    trace_id: Annotated[str, typer.Argument(help="A trace id printed by `ask`.")],
+    lake: LakeOption = Path("lake"),
+) -> None:
+    """Re-run a recorded answer's SQL at the Iceberg snapshots it read and re-read its evidence; say
+    whether everything still matches (exit code 1 when something changed)."""
+    from lakeplanner.lineage.replay import replay as run_replay
+
+    try:
+        report = run_replay(Lake.open(lake), trace_id)
+    except LakeplannerError as e:
+        fail(e)
+    console.print(f"[bold]{report.question}[/] -> {report.answer}")
+    for check in report.checks:
+        mark = "[green]✓[/]" if check.matches else "[red]✗[/]"
+        console.print(f"{mark} {check.node} {check.what[:100]}  [dim]{check.detail}[/]")
+    if report.matches:
+        console.print("[green]the evidence matches the recorded run[/]")
+    else:
+        console.print("[red]the evidence differs from the recorded run[/]")
+        raise typer.Exit(1)
 
 
 @lake_app.command("info")

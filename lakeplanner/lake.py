@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
@@ -26,6 +28,11 @@ from lakeplanner.ingest.pipeline import Ingestor, IngestReport, ProgressHook, no
 from lakeplanner.ingest.tables import TABLE_NAMESPACE, open_catalog, snapshot_of
 from lakeplanner.ingest.vectors import VectorStore
 from lakeplanner.llm.base import LLM, get_llm
+
+if TYPE_CHECKING:
+    from lakeplanner.execute.results import Answer, NodeResult
+    from lakeplanner.execute.settings import ExecSettings
+    from lakeplanner.plan.cache import Context
 from lakeplanner.llm.embeddings import default_embedder
 
 MARKER = "lake.json"
@@ -69,6 +76,7 @@ class Lake:
         self.path = path
         self.config = config or IngestConfig()
         self.scoped_contract: Contract | None = None
+        self._executor = None
 
     @classmethod
     def create(cls, path: str | Path, *, config: IngestConfig | None = None, exist_ok: bool = False) -> Lake:
@@ -203,6 +211,41 @@ class Lake:
         tables = {f"{TABLE_NAMESPACE}.{n}": [f.name for f in self.table(n).schema().fields] for n in self.table_names()}
         return contract_problems(self.contract, tables, set(self.vectors.collections()))
 
-    def close(self) -> None:
+    def ask(
+        self,
+        question: str,
+        *,
+        llm: LLM | None = None,
+        settings: ExecSettings | None = None,
+        context: Context | None = None,
+        use_cache: bool = True,
+        on_result: Callable[[NodeResult], None] | None = None,
+    ) -> Answer:
+        """Plan, execute and answer `question` with citations (or abstain), traced in the lake.
+
+        `on_result` receives each exposed node result as soon as it exists (streaming)."""
+        from lakeplanner.execute.ask import ask
+        from lakeplanner.execute.engine import Executor
+        from lakeplanner.plan.cache import DEFAULT_CONTEXT
+
+        if self._executor is None or llm is not None or settings is not None:
+            self.close_executor()
+            self._executor = Executor(self, llm, settings)
+        return ask(
+            self, question, self._executor, context=context or DEFAULT_CONTEXT, use_cache=use_cache, on_result=on_result
+        )
+
+    def close_executor(self) -> None:
+        if self._executor is not None:
+            self._executor.close()
+            self._executor = None
+
+    def release_vectors(self) -> None:
+        """Disconnect from Milvus (Milvus Lite admits one process per file); reconnects on next use."""
         if "vectors" in self.__dict__:
             self.vectors.close()
+            del self.__dict__["vectors"]
+
+    def close(self) -> None:
+        self.close_executor()
+        self.release_vectors()

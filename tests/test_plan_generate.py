@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from lakeplanner.cli import app
@@ -107,10 +108,10 @@ def test_invalid_generation_is_replanned_with_the_findings(sample_lake):
     wrong = {
         "nodes": [
             {
-                "question": "count orders",
+                "question": "count invoices in $var_2.invoice_id",
                 "tool": "sql",
                 "label": "$var_1",
-                "source": "orders",
+                "source": "invoices",
                 "should_expose_answer": True,
                 "answer_description": "n",
             }
@@ -132,7 +133,7 @@ def test_invalid_generation_is_replanned_with_the_findings(sample_lake):
     result = Planner(lake, LLM(backend), use_cache=False).plan("How many orders are there?")
     assert result.ok and result.replans == 1 and result.plan.nodes[0].source == "invoices"
     feedback = backend.calls[1][0][-1].content
-    assert "M001" in feedback and "orders" in feedback
+    assert "S007" in feedback and "$var_2" in feedback
 
 
 def test_cli_plan_prints_tree_json_and_fixes(sample_lake, monkeypatch):
@@ -164,3 +165,19 @@ def test_an_llm_that_cannot_plan_gives_advice_not_a_crash(sample_lake):
     result = Planner(lake, LLM(FakeBackend(["{ not json"] * 3)), use_cache=False).plan("How many invoices?")
     assert not result.ok and result.plan.nodes == ()
     assert result.advice[0].startswith("no plan: fake gave no valid GeneratedPlan in 3 attempts")
+
+
+def test_generated_sources_are_limited_to_the_ones_shown():
+    from pydantic import ValidationError
+
+    from lakeplanner.plan.generate import output_model
+
+    model = output_model(["invoices", "documents_contracts"])
+    node = {"question": "q", "tool": "sql", "label": "$var_1", "source": "invoices"}
+    assert model.model_validate({"nodes": [node]}).nodes[0].source == "invoices"
+    with pytest.raises(ValidationError):
+        model.model_validate({"nodes": [{**node, "source": "orders"}]})
+    assert model.model_json_schema()["$defs"]["GeneratedNode"]["properties"]["source"]["enum"] == [
+        "invoices",
+        "documents_contracts",
+    ]

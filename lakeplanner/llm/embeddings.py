@@ -194,3 +194,9 @@ class Reranker:
 def default_embedder() -> Embedder:
     """The process-wide embedder; loading the model costs about a second, so do it once."""
     return Embedder()
+
+
+@functools.cache
+def default_reranker() -> Reranker:
+    """The process-wide cross-encoder reranker."""
+    return Reranker()

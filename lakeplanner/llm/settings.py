@@ -50,14 +50,15 @@ class LLMSettings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, env_settings, TomlTableSource(settings_cls)
+        return init_settings, env_settings, TomlTableSource(settings_cls, "llm")
 
 
 class TomlTableSource(TomlConfigSettingsSource):
-    """Reads only the [llm] table of lakeplanner.toml."""
+    """Reads one table ([llm], [execute]) of lakeplanner.toml."""
 
-    def __init__(self, settings_cls: type[BaseSettings]) -> None:
+    def __init__(self, settings_cls: type[BaseSettings], table: str) -> None:
         super().__init__(settings_cls, toml_file=config_file())
+        self.table = table
 
     def __call__(self) -> dict:
-        return dict(self.toml_data.get("llm", {}))
+        return dict(self.toml_data.get(self.table, {}))

@@ -163,7 +163,9 @@ class Fixer:
         if node is None:
             return plan
         target = closest(
-            finding.subject or "", list(self.schema.columns(node.source)), singular_prefixes([node.source])
+            finding.subject or "",
+            list(self.schema.reachable_columns(node.source)),
+            singular_prefixes([node.source]),
         )
         returns = tuple(target if c == finding.subject else c for c in node.returns if target or c != finding.subject)
         self.edits.append(f"{node.label}: returned column {finding.subject} -> {target or 'dropped'}")

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from lakeplanner.contract.models import Contract, SourceKind
 from lakeplanner.llm.base import LLM, Message, system, user
@@ -24,31 +25,54 @@ MAX_OUTPUT_TOKENS = 800
 _WORDS = re.compile(r"[a-z0-9]+")
 
 INSTRUCTIONS = """You turn a question about a data lake into a plan: a short list of steps. Each step \
-reads exactly ONE source, with one tool:
-- sql: a question answered from one table (filters, joins along the listed keys, counts, sums, ...)
-- vector: a question answered by searching one document collection
-- graph: follow the listed keys or links from one source to related rows or documents
-Each step binds its result to a label $var_1, $var_2, ... in order. A later step uses an earlier result by \
-writing $var_N.column in its question (for example: "payment terms in documents with document_id in \
-$var_1.contract_document_id"). List in `returns` the columns a later step needs. Set \
-should_expose_answer to true on the step(s) that answer the question and describe that answer. Use only \
-the sources and columns listed below. Prefer one sql step when one table answers the question."""
+reads exactly ONE source with one tool:
+- sql: a sub-question answered from one table (filters, joins along the listed joins, counts, sums)
+- vector: a sub-question answered by reading documents of one collection
+- graph: follow the listed joins or links from earlier rows to related rows or documents
+Steps are labelled $var_1, $var_2, ... in order. A later step uses an earlier step's result by writing \
+$var_N.column in its question. List in `returns` the columns later steps need. Mark the step(s) whose \
+result answers the question with should_expose_answer. Each step asks a small sub-question in plain \
+words, never the whole question and never SQL. Use one sql step when one table (with its joins) \
+answers the question; start with a vector step when the question names something only documents \
+tell (a dispute, a memo, a clause). Use only the sources and columns listed below.
+
+Examples, for tables orders(order_id, customer_id, total), customers(customer_id, name, \
+policy_document_id) and a collection policies linked by customers.policy_document_id:
+Q: What refund window applies to order O-17?
+[{"tool": "sql", "source": "customers", "question": "policy_document_id of the customer of order O-17", \
+"returns": ["policy_document_id"]}, {"tool": "vector", "source": "policies", "question": "refund window in \
+documents with document_id in $var_1.policy_document_id", "should_expose_answer": true, \
+"answer_description": "the refund window"}]
+Q: Which customer's policy allows refunds after 90 days, and how many orders did they place?
+[{"tool": "vector", "source": "policies", "question": "which policy allows refunds after 90 days", \
+"returns": ["document_id"]}, {"tool": "sql", "source": "customers", "question": "number of orders of the \
+customer whose policy_document_id is in $var_1.document_id", "should_expose_answer": true, \
+"answer_description": "the customer and its order count"}]"""
 
 
 class GeneratedNode(BaseModel):
-    question: str
+    """One step; its label is its position ($var_1 first), so the model cannot mislabel it."""
+
     tool: Tool
-    label: str = Field(description="$var_1, $var_2, ... in order")
     source: str
-    returns: list[str] = Field(default_factory=list)
+    question: str = Field(max_length=240)
+    returns: list[str] = Field(default_factory=list, max_length=6)
     should_expose_answer: bool = False
-    answer_description: str | None = None
+    answer_description: str | None = Field(None, max_length=160)
 
 
 class GeneratedPlan(BaseModel):
     """The JSON the model must produce (also its constrained-decoding schema)."""
 
     nodes: list[GeneratedNode] = Field(max_length=4)
+
+
+def output_model(sources: Sequence[str]) -> type[GeneratedPlan]:
+    """GeneratedPlan whose `source` may only name the sources shown in the prompt, so constrained
+    decoding cannot invent a table."""
+    names = Literal[tuple(sources)]  # type: ignore[valid-type]
+    node = create_model("GeneratedNode", __base__=GeneratedNode, source=(names, ...))
+    return create_model("GeneratedPlan", __base__=GeneratedPlan, nodes=(list[node], Field(max_length=4)))
 
 
 def words(text: str) -> set[str]:
@@ -150,13 +174,13 @@ def to_plan(question: str, generated: GeneratedPlan) -> Plan:
             PlanNode(
                 question=n.question,
                 tool=n.tool.value,
-                label=n.label,
+                label=f"$var_{i}",
                 source=n.source,
                 returns=tuple(n.returns),
                 should_expose_answer=n.should_expose_answer,
                 answer_description=n.answer_description,
             )
-            for n in generated.nodes
+            for i, n in enumerate(generated.nodes, 1)
         ),
     )
 
@@ -169,8 +193,11 @@ class Generator:
 
     def generate(self, question: str, feedback: Sequence[Finding] = (), tables: list[str] | None = None) -> Plan:
         tables = tables if tables is not None else self.pruner.select(question)
+        sources = tables + [s.name for s in self.contract.sources if s.kind is SourceKind.documents]
         done = self.llm.complete(
-            plan_messages(question, self.contract, tables, feedback), GeneratedPlan, max_tokens=MAX_OUTPUT_TOKENS
+            plan_messages(question, self.contract, tables, feedback),
+            output_model(sources),
+            max_tokens=MAX_OUTPUT_TOKENS,
         )
         return to_plan(question, done.value)
 

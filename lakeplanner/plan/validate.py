@@ -35,6 +35,8 @@ COLLECTION_FIELDS = (
     "linked_keys",
 )
 
+VECTOR_ANSWER = "answer"  # a vector node's result also carries the value it read in the evidence
+
 
 class Code(StrEnum):
     missing_field = "S001"
@@ -78,6 +80,7 @@ class LakeSchema:
     tables: dict[str, dict[str, FieldType]]
     collections: set[str]
     linked: set[str] = field(default_factory=set)
+    joins: dict[str, set[str]] = field(default_factory=dict)  # table -> tables one foreign key away
 
     @classmethod
     def from_contract(cls, contract: Contract) -> LakeSchema:
@@ -88,7 +91,11 @@ class LakeSchema:
         collections = {s.name for s in contract.sources if s.kind is SourceKind.documents}
         linked = {fk.source for fk in contract.foreign_keys} | {fk.target for fk in contract.foreign_keys}
         linked |= {lk.source for lk in contract.links} | {lk.collection for lk in contract.links}
-        return cls(tables, collections, linked)
+        joins: dict[str, set[str]] = {}
+        for fk in contract.foreign_keys:
+            joins.setdefault(fk.source, set()).add(fk.target)
+            joins.setdefault(fk.target, set()).add(fk.source)
+        return cls(tables, collections, linked, joins)
 
     def columns(self, source: str) -> dict[str, FieldType]:
         if source in self.tables:
@@ -96,6 +103,13 @@ class LakeSchema:
         if source in self.collections:
             return dict.fromkeys(COLLECTION_FIELDS, FieldType.string)
         return {}
+
+    def reachable_columns(self, table: str) -> dict[str, FieldType]:
+        """Columns a sql node on `table` can return: its own and those of tables it joins to."""
+        out: dict[str, FieldType] = {}
+        for name in sorted(self.joins.get(table, ())):
+            out.update(self.tables.get(name, {}))
+        return {**out, **self.tables.get(table, {})}
 
 
 Rule = Callable[[Plan, LakeSchema], Iterable[Finding]]
@@ -184,13 +198,14 @@ def check_references(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
 
 def output_columns(node: PlanNode, schema: LakeSchema) -> set[str]:
     """Columns a node's result carries: declared returns, else its SELECT list, else its source's columns."""
+    answer = {VECTOR_ANSWER} if node.tool == Tool.vector else set()
     if node.returns:
-        return set(node.returns)
+        return set(node.returns) | answer
     if node.sql:
         selected = select_names(node.sql)
         if selected and "*" not in selected:
             return selected
-    return set(schema.columns(node.source))
+    return set(schema.columns(node.source)) | answer
 
 
 def check_acyclic(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
@@ -252,7 +267,7 @@ def check_sources(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
                 message=f"{node.source} has no foreign key or document link to traverse",
             )
         for column in node.returns:
-            if is_table and column not in schema.columns(node.source):
+            if is_table and column not in schema.reachable_columns(node.source):
                 yield Finding(
                     code=Code.unknown_return_column,
                     node=node.label,

@@ -1,0 +1,118 @@
+"""A question end to end: plan -> execute (streaming) -> synthesize, all traced, recorded for replay."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from lakeplanner.execute.engine import Executor
+from lakeplanner.execute.results import Answer, NodeResult
+from lakeplanner.execute.synthesize import abstain, synthesize
+from lakeplanner.lineage.runs import RunRecord, save_run
+from lakeplanner.lineage.steps import Recorder, RecordingLLM
+from lakeplanner.lineage.tracing import Lineage
+from lakeplanner.plan.cache import DEFAULT_CONTEXT, Context
+from lakeplanner.plan.planner import Planner
+
+OnResult = Callable[[NodeResult], None]
+
+
+def node_attributes(result: NodeResult) -> dict:
+    return {
+        "lakeplanner.node.label": result.label,
+        "lakeplanner.node.tool": result.tool,
+        "lakeplanner.node.source": result.source,
+        "lakeplanner.node.question": result.question,
+        "lakeplanner.node.rows": result.rows_total,
+        "lakeplanner.node.evidence": len(result.evidence),
+        "lakeplanner.node.bytes_in": result.bytes_in,
+        "lakeplanner.node.rows_in": result.rows_in,
+        "lakeplanner.node.snapshots": result.snapshots,
+        "lakeplanner.node.row_keys": result.row_keys,
+        "lakeplanner.node.answer": result.answer,
+    }
+
+
+def emit(lineage: Lineage, recorder: Recorder) -> None:
+    for step in recorder.steps:
+        lineage.recorded(step.name, step.start_ns, step.end_ns, step.attributes, error=step.error)
+
+
+def ask(
+    lake,
+    question: str,
+    executor: Executor,
+    *,
+    context: Context = DEFAULT_CONTEXT,
+    use_cache: bool = True,
+    on_result: OnResult | None = None,
+) -> Answer:
+    """Answer `question` over `lake`; exposed node results go to `on_result` as soon as they exist."""
+    started = time.perf_counter()
+    lineage = Lineage(lake.path, executor.settings.otlp_endpoint)
+    try:
+        with lineage.span(
+            "lakeplanner.ask", **{"lakeplanner.question": question, "lakeplanner.role": context.role}
+        ) as root:
+            trace_id = format(root.get_span_context().trace_id, "032x")
+            planning = Recorder()
+            with lineage.span("lakeplanner.plan") as span:
+                planner = Planner(
+                    lake, RecordingLLM(executor.llm, planning, "plan"), context=context, use_cache=use_cache
+                )
+                planned = planner.plan(question)
+                emit(lineage, planning)
+                span.set_attributes(
+                    {
+                        "lakeplanner.plan": planned.plan.model_dump_json(),
+                        "lakeplanner.plan.valid": planned.ok,
+                        "lakeplanner.plan.cache": planned.cache or "miss",
+                        "lakeplanner.dataops.edits": "; ".join(planned.edits),
+                        "lakeplanner.dataops.replans": planned.replans,
+                    }
+                )
+            plan_s = time.perf_counter() - started
+            if not planned.ok:
+                answer = Answer(question=question, advice=planned.advice)
+                findings = "; ".join(f"{f.code.value} {f.message}" for f in planned.findings)
+                answer = abstain(answer, f"no valid plan ({findings})", time.perf_counter())
+            else:
+                results: list[NodeResult] = []
+                with lineage.span("lakeplanner.execute", **{"lakeplanner.mode": executor.settings.mode}):
+                    for result in executor.stream(planned.plan):
+                        lineage.recorded(
+                            f"node {result.label}",
+                            result.started_ns,
+                            result.started_ns + int(result.seconds * 1e9),
+                            node_attributes(result),
+                            result.steps,
+                            result.error,
+                        )
+                        results.append(result)
+                        if on_result is not None and result.exposed:
+                            on_result(result)
+                execute_s = time.perf_counter() - started - plan_s
+                order = {n.label: i for i, n in enumerate(planned.plan.nodes)}
+                results.sort(key=lambda r: order.get(r.label, 0))
+                synthesis = Recorder()
+                with lineage.span("lakeplanner.synthesize") as span:
+                    answer = synthesize(question, results, executor.llm, synthesis)
+                    emit(lineage, synthesis)
+                    span.set_attributes(
+                        {
+                            "lakeplanner.answer.value": answer.value or "",
+                            "lakeplanner.answer.abstained": answer.abstained,
+                            "lakeplanner.answer.confidence": answer.confidence,
+                            "lakeplanner.answer.citations": len(answer.citations),
+                        }
+                    )
+                answer.timings["execute_s"] = execute_s
+            answer.plan_cache = planned.cache
+            answer.timings["plan_s"] = plan_s
+            answer.timings["total_s"] = time.perf_counter() - started
+            answer.trace_id = trace_id
+            root.set_attribute("lakeplanner.answer.abstained", answer.abstained)
+        save_run(lake.path, RunRecord(trace_id=trace_id, question=question, plan=planned.plan, answer=answer))
+    finally:
+        lineage.shutdown()
+    return answer

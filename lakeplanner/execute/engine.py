@@ -1,0 +1,213 @@
+"""The executor (seed 000 §3.5): a validated plan becomes a Ray task graph, or runs in process.
+
+Under Ray each node is a task whose inputs are its predecessors' bindings (ObjectRefs), so nodes
+with no pending inputs run in parallel and Ray orders the rest. A task returns two objects: its full
+result, which only the driver reads, and the slim binding its successors need. Results stream out in
+the order they finish.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from collections.abc import Callable, Iterator
+
+from lakeplanner.errors import EngineError, MissingDependencyError
+from lakeplanner.execute.nodes import run_node
+from lakeplanner.execute.results import NodeResult
+from lakeplanner.execute.services import ActorServices, LocalServices, ServiceActor
+from lakeplanner.execute.settings import ExecSettings
+from lakeplanner.execute.variables import Binding, referenced_columns, slim
+from lakeplanner.llm.base import LLM, get_llm
+from lakeplanner.llm.fake import FakeBackend
+from lakeplanner.plan.model import Plan, PlanNode
+
+
+def topological(plan: Plan) -> list[PlanNode]:
+    """Nodes in an order where every node follows its dependencies (the plan is validated acyclic)."""
+    dependencies = plan.dependencies()
+    done: set[str] = set()
+    order: list[PlanNode] = []
+    pending = list(plan.nodes)
+    while pending:
+        ready = [n for n in pending if set(dependencies[n.label]) <= done]
+        if not ready:
+            raise ValueError("the plan has a cycle; validate it first")
+        for node in ready:
+            order.append(node)
+            done.add(node.label)
+            pending.remove(node)
+    return order
+
+
+def failed_input(node: PlanNode, inputs: dict[str, Binding]) -> str | None:
+    broken = [f"{label} ({b.error})" for label, b in inputs.items() if b.error]
+    return f"skipped: its input {', '.join(broken)} failed" if broken else None
+
+
+def execute_node(
+    node: PlanNode, needed: set[str], services, settings, *bindings: Binding
+) -> tuple[NodeResult, Binding]:
+    """Run one node on its predecessors' bindings (positional, so Ray resolves them before the call)."""
+    started = time.time_ns()
+    inputs = {b.label: b for b in bindings}
+    problem = failed_input(node, inputs)
+    if problem:
+        result = NodeResult(
+            label=node.label,
+            tool=node.tool,
+            source=node.source,
+            question=node.question,
+            error=problem,
+            exposed=node.should_expose_answer,
+        )
+    else:
+        result = run_node(node, inputs, services, settings)
+    result.started_ns = started
+    binding = slim(result, needed, settings.binding_cap)
+    binding.error = result.error
+    return result, binding
+
+
+class Executor:
+    """Runs plans over one lake. `mode` and the rest come from ExecSettings unless given."""
+
+    def __init__(
+        self,
+        lake,
+        llm: LLM | None = None,
+        settings: ExecSettings | None = None,
+        llm_factory: Callable[[], LLM] | None = None,
+    ) -> None:
+        self.lake = lake
+        self.settings = settings or ExecSettings()
+        self._llm = llm
+        self.llm_factory = llm_factory or get_llm
+        self._actor = None
+
+    @property
+    def llm(self) -> LLM:
+        if self._llm is None:
+            self._llm = self.llm_factory()
+        return self._llm
+
+    def stream(self, plan: Plan) -> Iterator[NodeResult]:
+        """Node results as they finish."""
+        if self.settings.mode == "serial":
+            yield from self._serial(plan)
+        else:
+            yield from self._ray(plan)
+
+    def run(self, plan: Plan) -> list[NodeResult]:
+        return list(self.stream(plan))
+
+    def _serial(self, plan: Plan) -> Iterator[NodeResult]:
+        services = LocalServices(self.lake, self.llm)
+        needed = referenced_columns(plan)
+        bindings: dict[str, Binding] = {}
+        for node in topological(plan):
+            inputs = [bindings[label] for label in plan.dependencies()[node.label]]
+            result, bindings[node.label] = execute_node(node, needed[node.label], services, self.settings, *inputs)
+            yield result
+
+    def _ray(self, plan: Plan) -> Iterator[NodeResult]:
+        ray = self._ray_module()
+        services = self._actor_services(ray)
+        task = ray.remote(num_returns=2, max_retries=0)(execute_node)
+        needed = referenced_columns(plan)
+        results, bindings = {}, {}
+        for node in topological(plan):
+            inputs = [bindings[label] for label in plan.dependencies()[node.label]]
+            results[node.label], bindings[node.label] = task.remote(
+                node, needed[node.label], services, self.settings, *inputs
+            )
+        pending = {ref: label for label, ref in results.items()}
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=self.settings.node_timeout_s)
+            if not done:
+                for ref, label in pending.items():
+                    ray.cancel(ref, force=True)
+                    node = plan.node(label)
+                    yield NodeResult(
+                        label=label,
+                        tool=node.tool,
+                        source=node.source,
+                        question=node.question,
+                        exposed=node.should_expose_answer,
+                        error=f"timed out: nothing finished within {self.settings.node_timeout_s:.0f} s",
+                        advice=["raise LAKEPLANNER_EXEC_NODE_TIMEOUT_S, or check the Ray cluster"],
+                    )
+                return
+            for ref in done:
+                pending.pop(ref)
+                try:
+                    yield ray.get(ref)
+                except ray.exceptions.RayError as e:
+                    label = results_label(results, ref)
+                    node = plan.node(label)
+                    yield NodeResult(
+                        label=label,
+                        tool=node.tool,
+                        source=node.source,
+                        question=node.question,
+                        exposed=node.should_expose_answer,
+                        error=f"the Ray task failed: {e}"[:500],
+                        advice=["the Ray worker died; retry, or run with LAKEPLANNER_EXEC_MODE=serial"],
+                    )
+
+    def _ray_module(self):
+        try:
+            import ray
+        except ImportError as e:
+            raise MissingDependencyError(
+                "Ray is not installed", hint="pip install 'ray==2.60.0', or LAKEPLANNER_EXEC_MODE=serial"
+            ) from e
+        if not ray.is_initialized():
+            os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+            ray.init(
+                address=self.settings.ray_address,
+                num_cpus=self.settings.ray_cpus if not self.settings.ray_address else None,
+                include_dashboard=False,
+                ignore_reinit_error=True,
+                log_to_driver=False,
+                configure_logging=False,
+            )
+        return ray
+
+    def _actor_services(self, ray) -> ActorServices:
+        if self._actor is None:
+            self.lake.release_vectors()  # Milvus Lite admits one process per file: the actor opens it
+            factory = self.llm_factory if self._llm is None else actor_llm_factory(self._llm)
+            self._actor = (
+                ray.remote(ServiceActor).options(max_concurrency=4).remote(str(self.lake.path.resolve()), factory)
+            )
+            try:
+                self._model_name = ray.get(self._actor.model_name.remote())
+            except ray.exceptions.RayError as e:
+                self._actor = None
+                raise EngineError(
+                    f"the Ray service actor (LLM + Milvus) did not start: {str(e).splitlines()[0]}",
+                    hint="see the Ray worker logs, or run with LAKEPLANNER_EXEC_MODE=serial",
+                ) from e
+        return ActorServices(str(self.lake.path.resolve()), self._actor, self._model_name, self.llm.settings)
+
+    def close(self) -> None:
+        if self._actor is not None:
+            import ray
+
+            ray.get(self._actor.close.remote())
+            ray.kill(self._actor)
+            self._actor = None
+
+
+def actor_llm_factory(llm: LLM) -> Callable[[], LLM]:
+    """How the actor builds the driver's LLM: from its settings (a loaded model does not pickle);
+    a scripted fake backend travels as it is."""
+    if isinstance(llm.backend, FakeBackend):
+        return lambda: llm
+    return functools.partial(get_llm, llm.settings)
+
+
+def results_label(results: dict, ref) -> str:
+    return next(label for label, r in results.items() if r == ref)

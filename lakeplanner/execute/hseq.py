@@ -1,0 +1,183 @@
+"""HSEQ evidence iteration (seed 001 §2.4-2.5, App. 9.1, 9.3.5).
+
+A stream of segments (paragraphs of the retrieved documents, in retrieval order) is shown through a
+window of W unseen segments. Each step the LLM selects up to k of them, may name the answer it read,
+and says whether the selection suffices. Selected segments pull their structural neighbours (the
+section heading, the next paragraph, the row a document is linked to) to the front of the stream.
+The loop stops on sufficiency after T_min steps, at T_max, when the evidence token budget is spent,
+or when the stream runs dry; the selection becomes the canonical evidence package.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, Field, create_model
+
+from lakeplanner.execute.results import Evidence, canonical
+from lakeplanner.lineage.steps import Recorder
+from lakeplanner.llm.base import LLM, Message, system, user
+
+SNIPPET_CHARS = 600
+SELECT_TOKENS = 160
+
+ITERATE_INSTRUCTIONS = """You pick evidence for a question from numbered passages of a data lake. \
+Select the passages (at most {k}) that help answer the question; select none if none help. Set \
+sufficient to true when the passages selected so far are enough to answer. If they state the answer, \
+copy it into answer (a short value: a name, id, number, date or phrase, as written); else leave it empty."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A paragraph, sentence or row of the lake's HSEQ segments table."""
+
+    id: str
+    level: str
+    parent: str | None
+    source: str
+    container: str  # document id, or table name for rows
+    position: int
+    content: str
+    start: int | None = None
+    end: int | None = None
+    row_key: str | None = None
+    heading: str | None = None
+    hash: str = ""
+
+    def uri(self) -> str:
+        return f"{self.source}/{self.container}"
+
+    def evidence(self) -> Evidence:
+        if self.level == "row":
+            return Evidence.of(
+                "row",
+                self.source,
+                (self.position, self.position),
+                self.content[:SNIPPET_CHARS],
+                row_key=self.row_key,
+                sha1=self.hash,
+            )
+        return Evidence.of(
+            self.level,
+            self.uri(),
+            (self.start or 0, self.end or 0),
+            self.content[:SNIPPET_CHARS],
+            document_id=self.container,
+            heading=self.heading,
+            sha1=self.hash,
+        )
+
+    def tokens(self) -> int:
+        return len(self.content[:SNIPPET_CHARS]) // 4 + 1
+
+
+class Budget(BaseModel):
+    window: int = 8
+    top_k: int = 3
+    min_steps: int = 1
+    max_steps: int = 3
+    evidence_tokens: int = 1200
+
+
+class Selection(BaseModel):
+    selected: list[str] = Field(default_factory=list)
+    sufficient: bool = False
+    answer: str = Field("", max_length=200)
+
+
+def selection_model(ids: Sequence[str], k: int) -> type[Selection]:
+    """Selection whose ids are limited to the window (constrained decoding cannot invent one)."""
+    choice = Literal[tuple(ids)]  # type: ignore[valid-type]
+    return create_model(
+        "Selection", __base__=Selection, selected=(list[choice], Field(default_factory=list, max_length=k))
+    )
+
+
+@dataclass
+class Iteration:
+    """The state of one HSEQ run; `trace` keeps each step's window, picks and flag for the lineage."""
+
+    selected: list[Segment] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    answer: str = ""
+    sufficient: bool = False
+    steps: int = 0
+    stop: str = ""
+    trace: list[dict] = field(default_factory=list)
+
+
+Neighbours = Callable[[Segment], list[Segment]]
+
+
+def window_prompt(question: str, guidance: str, window: list[Segment], chosen: list[Segment], k: int) -> list[Message]:
+    lines = [f"Question: {question}"]
+    if guidance:
+        lines.append(f"Look for: {guidance}")
+    if chosen:
+        lines.append("Already selected:\n" + "\n".join(f"- {s.content[:200]}" for s in chosen))
+    lines.append("Passages:")
+    for i, s in enumerate(window, 1):
+        where = f"[{s.container}" + (f" / {s.heading}" if s.heading else "") + "]"
+        lines.append(f"p{i} {where} {s.content[:SNIPPET_CHARS]}")
+    return [system(ITERATE_INSTRUCTIONS.format(k=k)), user("\n".join(lines))]
+
+
+def iterate(
+    question: str,
+    stream: list[Segment],
+    llm: LLM,
+    recorder: Recorder,
+    *,
+    budget: Budget,
+    guidance: str = "",
+    neighbours: Neighbours = lambda s: [],
+) -> Iteration:
+    state = Iteration()
+    queue = list(stream)
+    while True:
+        window = [s for s in queue if s.id not in state.seen][: budget.window]
+        if not window:
+            state.stop = "stream exhausted"
+            break
+        ids = [f"p{i}" for i in range(1, len(window) + 1)]
+        done = recorder.complete(
+            llm,
+            "hseq.select",
+            window_prompt(question, guidance, window, state.selected, budget.top_k),
+            selection_model(ids, budget.top_k),
+            max_tokens=SELECT_TOKENS,
+        )
+        pick: Selection = done.value
+        chosen = [window[ids.index(i)] for i in dict.fromkeys(pick.selected)][: budget.top_k]
+        state.steps += 1
+        state.seen |= {s.id for s in window}
+        state.selected += [s for s in chosen if s not in state.selected]
+        if pick.answer.strip():
+            state.answer = pick.answer.strip()
+        state.sufficient = pick.sufficient and bool(state.selected)
+        state.trace.append(
+            {"window": [s.id for s in window], "selected": [s.id for s in chosen], "sufficient": pick.sufficient}
+        )
+        front = [n for s in chosen for n in neighbours(s) if n.id not in state.seen]
+        queue = list(dict.fromkeys(front)) + [s for s in queue if s.id not in state.seen and s not in front]
+        if state.sufficient and state.steps >= budget.min_steps:
+            state.stop = "sufficient"
+            break
+        if state.steps >= budget.max_steps:
+            state.stop = "step cap"
+            break
+        if sum(s.tokens() for s in state.selected) >= budget.evidence_tokens:
+            state.stop = "token budget"
+            break
+    return state
+
+
+def package(selected: list[Segment]) -> list[Evidence]:
+    return canonical([s.evidence() for s in selected])
+
+
+def trace_summary(state: Iteration) -> str:
+    return json.dumps({"steps": state.steps, "stop": state.stop, "trace": state.trace})

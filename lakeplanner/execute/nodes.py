@@ -1,0 +1,256 @@
+"""Running one plan node: sql, vector or graph. A node gets its bound inputs and the services, and
+returns a NodeResult; it never raises, so a failing node leaves the others' results intact."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pyarrow as pa
+
+from lakeplanner.contract.links import DocumentIndex
+from lakeplanner.errors import EngineError, LakeplannerError, LLMUnavailableError
+from lakeplanner.execute import sql as sqlnode
+from lakeplanner.execute.engines import get_engine
+from lakeplanner.execute.hseq import Budget, Segment, package
+from lakeplanner.execute.results import NodeResult
+from lakeplanner.execute.settings import ExecSettings
+from lakeplanner.execute.variables import Binding
+from lakeplanner.execute.vector import Bound, SegmentReader, document_filter, query_text, run_iteration
+from lakeplanner.ingest.segments import SEGMENTS_TABLE, stored_documents
+from lakeplanner.lineage.steps import Recorder
+from lakeplanner.plan.dataops import Fixer, recommend
+from lakeplanner.plan.model import REFERENCE, Plan, PlanNode, Tool
+from lakeplanner.plan.validate import LakeSchema, check_sql, validate
+
+KEYS_CITED = 50
+
+
+def bound_values(node: PlanNode, inputs: dict[str, Binding]) -> dict[str, dict[str, list[Any]]]:
+    return {label: b.columns for label, b in inputs.items()}
+
+
+def bounds_of(node: PlanNode, inputs: dict[str, Binding]) -> list[Bound]:
+    out = []
+    for ref in node.references():
+        if ref.column and ref.label in inputs:
+            values = tuple(str(v) for v in inputs[ref.label].columns.get(ref.column, []))
+            out.append(Bound(f"{ref.label}.{ref.column}", ref.column, values))
+    return out
+
+
+def rows_and_keys(table: pa.Table, cap: int) -> tuple[list[dict], dict[str, list[str]], int]:
+    """Rows without the key columns, and per table alias the keys of the rows cited."""
+    keys: dict[str, list[str]] = {}
+    rows = []
+    for row in table.to_pylist():
+        clean = {}
+        for name, value in row.items():
+            if name.startswith(sqlnode.KEY_PREFIX):
+                alias = name[len(sqlnode.KEY_PREFIX) :]
+                values = value if isinstance(value, list) else [value]
+                keys.setdefault(alias, []).extend(str(v) for v in values if v is not None)
+            else:
+                clean[name] = value
+        rows.append(clean)
+    keys = {alias: list(dict.fromkeys(v))[:KEYS_CITED] for alias, v in keys.items()}
+    return rows[:cap], keys, table.num_rows
+
+
+def run_node(node: PlanNode, inputs: dict[str, Binding], services, settings: ExecSettings) -> NodeResult:
+    recorder = Recorder()
+    started = time.perf_counter()
+    result = NodeResult(
+        label=node.label,
+        tool=node.tool,
+        source=node.source,
+        question=node.question,
+        exposed=node.should_expose_answer,
+        answer_description=node.answer_description,
+        bytes_in=sum(b.bytes for b in inputs.values()),
+        rows_in=sum(b.values for b in inputs.values()),
+    )
+    try:
+        runner = {Tool.sql: run_sql, Tool.vector: run_vector, Tool.graph: run_graph}[Tool(node.tool)]
+        result = runner(node, inputs, services, settings, recorder, result)
+    except (EngineError, LLMUnavailableError) as e:
+        result.error = e.message
+        result.advice = recommend([], e)
+    except LakeplannerError as e:
+        result.error = e.message
+        result.advice = [e.hint] if e.hint else []
+    result.steps = recorder.steps
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _fix_names(node: PlanNode, sql: str, schema: LakeSchema) -> tuple[str, list[str]]:
+    """Issue 4's Fixer on a written statement: misspelled or renamed columns -> closest catalog names."""
+    plan = Plan(nodes=(node.model_copy(update={"sql": sql}),))
+    findings = validate(plan, schema, rules=(check_sql,))
+    if not findings:
+        return sql, []
+    fixer = Fixer(schema)
+    fixed = fixer.fix(plan, findings)
+    return fixed.nodes[0].sql or sql, fixer.edits
+
+
+def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeResult) -> NodeResult:
+    lake = services.lake
+    contract = lake.contract
+    schema = LakeSchema.from_contract(contract)
+    tables = sqlnode.node_tables(contract, node.source)
+    bound = {
+        f"{ref.label}.{ref.column}": len(inputs[ref.label].columns.get(ref.column, []))
+        for ref in node.references()
+        if ref.column and ref.label in inputs
+    }
+    engine = get_engine(settings.sql_engine, lake, settings)
+    keys = {t: sqlnode.key_columns(contract, t, schema.tables.get(t, {})) for t in tables}
+    feedback = None
+    sql = node.sql
+    for attempt in range(settings.sql_retries + 1):
+        if sql is None or feedback is not None:
+            messages = sqlnode.sql_messages(node, contract, tables, bound, feedback)
+            sql = recorder.complete(services.llm, "sql.write", messages, sqlnode.SqlDraft, max_tokens=300).value.sql
+        sql, edits = _fix_names(node, sql, schema)
+        try:
+            statement = sqlnode.checked(
+                sqlnode.bind(sql, bound_values(node, inputs)), schema.tables, tables, settings.row_cap
+            )
+            statement = sqlnode.with_row_keys(statement, keys)
+            with recorder.step(
+                "sql.execute", **{"db.system": engine.name, "db.query.text": statement.sql("duckdb")}
+            ) as step:
+                scan = engine.run(statement)
+                step.attributes.update(
+                    {
+                        "db.response.returned_rows": scan.table.num_rows,
+                        "lakeplanner.snapshots": str(scan.snapshots),
+                        "lakeplanner.bytes_scanned": scan.bytes_scanned,
+                        "lakeplanner.sql.attempt": attempt + 1,
+                        "lakeplanner.dataops.edits": "; ".join(edits),
+                    }
+                )
+        except (sqlnode.SqlError, sqlnode.SqlRuntimeError) as e:
+            feedback = e.message
+            result.advice.append(f"attempt {attempt + 1}: {e.message}")
+            continue
+        rows, row_keys, total = rows_and_keys(scan.table, settings.row_cap)
+        aliases = {t.alias_or_name: t.name for t in statement.find_all(sqlnode.exp.Table)}
+        result.columns = [c for c in scan.table.column_names if not c.startswith(sqlnode.KEY_PREFIX)]
+        result.rows, result.rows_total = rows, total
+        result.row_keys = {aliases.get(a, a): k for a, k in row_keys.items()}
+        result.snapshots = scan.snapshots
+        result.sql.append(sqlnode.run_record(statement, engine.name, scan))
+        result.advice = []
+        return result
+    result.error = f"no runnable SQL after {settings.sql_retries + 1} attempts: {feedback}"
+    return result
+
+
+def chunk_segments(hits) -> list[Segment]:
+    """The hits themselves as segments, for collections without paragraph segments."""
+    return [
+        Segment(
+            id=h.chunk.chunk_id,
+            level="paragraph",
+            parent=None,
+            source=h.chunk.source,
+            container=h.chunk.document_id,
+            position=h.chunk.position,
+            content=h.chunk.text,
+            start=h.chunk.start,
+            end=h.chunk.end,
+            hash=h.chunk.content_hash,
+        )
+        for h in hits
+    ]
+
+
+def run_vector(node, inputs, services, settings, recorder: Recorder, result: NodeResult) -> NodeResult:
+    lake = services.lake
+    bounds = bounds_of(node, inputs)
+    expression = document_filter(node.source, bounds, lake.catalog)
+    if bounds and not expression:
+        result.error = f"the bound values of {', '.join(b.reference for b in bounds)} name no document of {node.source}"
+        return result
+    text = query_text(node, bounds)
+    with recorder.step(
+        "vector.search",
+        **{"db.system": "milvus", "db.collection.name": node.source, "lakeplanner.filter": expression[:500]},
+    ) as step:
+        hits = services.search(node.source, text, expression, settings.search_limit)
+        step.attributes["lakeplanner.hits"] = len(hits)
+    if not hits:
+        return result
+    budget = Budget(
+        window=settings.window,
+        top_k=settings.top_k,
+        min_steps=settings.min_steps,
+        max_steps=settings.max_steps,
+        evidence_tokens=settings.evidence_tokens,
+    )
+    reader = SegmentReader(lake.catalog)
+    state = run_iteration(node, hits, reader, services.llm, recorder, budget)
+    if not state.selected and not reader.paragraphs(node.source, [hits[0].chunk.document_id]):
+        from lakeplanner.execute.hseq import iterate
+
+        state = iterate(REFERENCE.sub("", node.question), chunk_segments(hits), services.llm, recorder, budget=budget)
+    result.evidence = package(state.selected)
+    result.answer = state.answer or None
+    if reader.snapshot_id:
+        result.snapshots = {SEGMENTS_TABLE: reader.snapshot_id}
+    linked = {h.chunk.document_id: h.chunk for h in hits}
+    documents_used = list(dict.fromkeys(s.container for s in state.selected if s.level != "row"))
+    result.columns = ["document_id", "title", "linked_table", "linked_keys", "answer"]
+    result.rows = [
+        {
+            "document_id": d,
+            "title": linked[d].title if d in linked else "",
+            "linked_table": linked[d].linked_table if d in linked else "",
+            "linked_keys": "|".join(linked[d].linked_keys) if d in linked else "",
+            "answer": result.answer,
+        }
+        for d in documents_used
+    ] or (
+        [{"document_id": None, "title": "", "linked_table": "", "linked_keys": "", "answer": result.answer}]
+        if result.answer
+        else []
+    )
+    for row in result.rows:  # successors may reference any linked key directly
+        for key in row["linked_keys"].split("|") if row["linked_keys"] else []:
+            row.setdefault("linked_key", key)
+    result.rows_total = len(result.rows)
+    if not state.sufficient:
+        result.advice.append(f"evidence iteration stopped without sufficiency ({state.stop})")
+    return result
+
+
+def run_graph(node, inputs, services, settings, recorder: Recorder, result: NodeResult) -> NodeResult:
+    """Follow foreign keys or row-document links from the bound values, without the LLM."""
+    lake = services.lake
+    contract = lake.contract
+    bounds = bounds_of(node, inputs)
+    if node.source in {s.name for s in contract.sources if s.kind.value == "documents"}:
+        index = DocumentIndex.build(node.source, stored_documents(lake.catalog, [node.source]).get(node.source, []))
+        found = {r[0] for b in bounds for v in b.values if (r := index.resolve(v))}
+        result.columns = ["document_id"]
+        result.rows = [{"document_id": d} for d in sorted(found)]
+        result.rows_total = len(result.rows)
+        return result
+    columns = []
+    for b in bounds:
+        for fk in contract.foreign_keys:
+            if (fk.target == node.source and fk.target_column == b.column) or (
+                fk.source == node.source and fk.column == b.column
+            ):
+                columns.append((fk.target_column if fk.target == node.source else fk.column, b))
+    if not columns:
+        result.error = (
+            f"no foreign key of {node.source} matches {', '.join(b.reference for b in bounds) or 'the inputs'}"
+        )
+        return result
+    where = " AND ".join(f"{c} IN ({b.reference})" for c, b in columns)
+    traversal = node.model_copy(update={"sql": f"SELECT * FROM {node.source} WHERE {where}"})
+    return run_sql(traversal, inputs, services, settings, recorder, result)

@@ -1,0 +1,103 @@
+"""What nodes call besides the SQL engine: the LLM and document search.
+
+In process (serial mode) they are the driver's objects. Under Ray one actor owns them: the model is
+loaded once, and Milvus Lite, which admits one process per file, is opened once; node tasks reach
+both through the actor's handle.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lakeplanner.ingest.vectors import SearchHit
+from lakeplanner.llm.base import LLM, Backend, Message, RawCompletion
+from lakeplanner.llm.embeddings import default_embedder, default_reranker
+
+
+def search_and_rerank(lake, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
+    """Hybrid search (dense + BM25, RRF), then the cross-encoder reorders the hits."""
+    vector = default_embedder().embed_query(text)
+    hits = lake.vectors.hybrid_search(collection, text, vector, limit=limit, filter=filter)
+    if len(hits) < 2:
+        return hits
+    scores = default_reranker().score(text, [h.chunk.text[:2000] for h in hits])
+    order = sorted(range(len(hits)), key=lambda i: -float(scores[i]))
+    return [hits[i].model_copy(update={"score": float(scores[i])}) for i in order]
+
+
+class LocalServices:
+    def __init__(self, lake, llm: LLM) -> None:
+        self.lake = lake
+        self.llm = llm
+
+    def search(self, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
+        return search_and_rerank(self.lake, collection, text, filter, limit)
+
+
+class ServiceActor:
+    """Hosted by Ray: one LLM and one Milvus Lite connection for every node task."""
+
+    def __init__(self, lake_path: str, llm_factory: Callable[[], LLM]) -> None:
+        from lakeplanner.lake import Lake
+
+        self.lake = Lake.open(lake_path)
+        self.llm = llm_factory()
+        self.one_call_at_a_time = threading.Lock()  # the actor is threaded; a llama.cpp model is not
+
+    def generate(self, messages: list[dict], schema: dict[str, Any] | None, max_tokens: int) -> RawCompletion:
+        with self.one_call_at_a_time:
+            return self.llm.backend.generate([Message(**m) for m in messages], schema=schema, max_tokens=max_tokens)
+
+    def model_name(self) -> str:
+        return self.llm.model_name
+
+    def search(self, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
+        return search_and_rerank(self.lake, collection, text, filter, limit)
+
+    def close(self) -> None:
+        self.lake.close()
+        self.llm.close()
+
+
+class ActorBackend(Backend):
+    """An LLM backend whose calls run in the service actor (validation and repair stay in the task)."""
+
+    def __init__(self, actor, model_name: str) -> None:
+        self.actor = actor
+        self.model_name = model_name
+
+    def generate(self, messages: Sequence[Message], *, schema: dict[str, Any] | None, max_tokens: int) -> RawCompletion:
+        import ray
+
+        return ray.get(self.actor.generate.remote([m.model_dump() for m in messages], schema, max_tokens))
+
+
+class ActorServices:
+    """The services as seen from a Ray task: picklable (a lake path and an actor handle)."""
+
+    def __init__(self, lake_path: str, actor, model_name: str, settings) -> None:
+        self.lake_path = lake_path
+        self.actor = actor
+        self.model_name = model_name
+        self.settings = settings
+
+    @functools.cached_property
+    def lake(self):
+        from lakeplanner.lake import Lake
+
+        return Lake.open(self.lake_path)
+
+    @functools.cached_property
+    def llm(self) -> LLM:
+        return LLM(ActorBackend(self.actor, self.model_name), self.settings)
+
+    def search(self, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
+        import ray
+
+        return ray.get(self.actor.search.remote(collection, text, filter, limit))
+
+    def __getstate__(self) -> dict:
+        return {k: self.__dict__[k] for k in ("lake_path", "actor", "model_name", "settings")}

@@ -1,0 +1,49 @@
+"""Execution configuration: environment variables (LAKEPLANNER_EXEC_*) over lakeplanner.toml's [execute]."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from lakeplanner.llm.settings import TomlTableSource
+
+
+class ExecSettings(BaseSettings):
+    """How plans run. Every field can be set as LAKEPLANNER_EXEC_<NAME>."""
+
+    model_config = SettingsConfigDict(env_prefix="LAKEPLANNER_EXEC_", extra="forbid")
+
+    mode: Literal["ray", "serial"] = Field("ray", description="ray: a Ray task graph; serial: in process, in order")
+    ray_address: str | None = Field(None, description="Ray cluster address (default: start Ray locally)")
+    ray_cpus: int | None = Field(None, description="CPUs for a local Ray (default: all cores)")
+    node_timeout_s: float = Field(600.0, description="the longest one node may run")
+    sql_engine: Literal["duckdb", "trino"] = Field("duckdb", description="where SQL nodes run")
+    trino_host: str = "127.0.0.1"
+    trino_port: int = 8080
+    trino_scheme: Literal["http", "https"] = "http"
+    trino_user: str = "lakeplanner"
+    trino_catalog: str = "iceberg"
+    trino_schema: str = "lake"
+    row_cap: int = Field(200, description="rows a node keeps for its successors and the answer")
+    binding_cap: int = Field(500, description="values of one bound column passed to a successor")
+    sql_retries: int = Field(2, description="times a failing SQL statement is rewritten with its error")
+    search_limit: int = Field(12, description="chunks hybrid search returns before reranking")
+    window: int = Field(8, description="HSEQ: segments shown per iteration step")
+    top_k: int = Field(3, description="HSEQ: segments the LLM may select per step")
+    min_steps: int = Field(1, description="HSEQ: T_min, steps before a sufficiency flag may stop")
+    max_steps: int = Field(3, description="HSEQ: T_max")
+    evidence_tokens: int = Field(1200, description="HSEQ: token budget of the selected evidence")
+    otlp_endpoint: str | None = Field(None, description="also export spans to this OTLP/HTTP endpoint")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, TomlTableSource(settings_cls, "execute")

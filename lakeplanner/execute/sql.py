@@ -1,0 +1,234 @@
+"""SQL nodes: the LLM writes one SELECT for the node's tables; bound variables enter as sqlglot literals;
+sqlglot checks the statement (one SELECT, known tables and columns, a LIMIT) and adds the row keys
+that the answer will cite. Engines (DuckDB over pyiceberg scans, Trino) run the checked statement.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import sqlglot
+from pydantic import BaseModel, Field
+from sqlglot import exp
+from sqlglot.errors import OptimizeError, ParseError
+from sqlglot.optimizer.qualify import qualify
+
+from lakeplanner.contract.models import Contract, FieldType
+from lakeplanner.errors import EngineError, LakeplannerError
+from lakeplanner.execute.results import SqlRun
+from lakeplanner.llm.base import Message, system, user
+from lakeplanner.plan.model import REFERENCE, PlanNode
+
+ROW_LIMIT = 200
+KEYS_PER_ROW = 20
+KEY_PREFIX = "_lp_keys_"
+SQL_TYPES = {
+    FieldType.integer: "BIGINT",
+    FieldType.number: "DOUBLE",
+    FieldType.boolean: "BOOLEAN",
+    FieldType.date: "DATE",
+    FieldType.timestamp: "TIMESTAMP",
+}
+
+SQL_INSTRUCTIONS = """You write one DuckDB SELECT statement that answers a sub-question from the tables \
+below. Use only these tables and columns. Join only along the listed joins. When the sub-question \
+mentions $var_N.column, those are values computed earlier: write them literally, as in \
+`WHERE customer_id IN ($var_1.customer_id)`; never invent their values. Return the columns that \
+answer the sub-question (and the listed `returns` columns). Text comparisons are case-sensitive: use \
+ILIKE for names. Reply with JSON {"sql": "..."}."""
+
+
+class SqlError(LakeplannerError):
+    """A statement that may not run: it does not parse, is not one SELECT, or names unknown things."""
+
+
+class SqlRuntimeError(EngineError):
+    """The engine rejected a statement that passed the checks (a wrong function, a type error)."""
+
+
+class SqlDraft(BaseModel):
+    sql: str = Field(max_length=1200)
+
+
+def node_tables(contract: Contract, source: str) -> list[str]:
+    """The node's table and the tables it may join to along foreign keys."""
+    tables = [source]
+    for fk in contract.foreign_keys:
+        for a, b in ((fk.source, fk.target), (fk.target, fk.source)):
+            if a == source and b not in tables:
+                tables.append(b)
+    return tables
+
+
+def key_columns(contract: Contract, table: str, columns: Iterable[str]) -> list[str]:
+    """The columns that identify a row of `table` (its Iceberg identifier, else the surrogate key)."""
+    for key in contract.identity_keys:
+        if key.source == table and key.identifier:
+            return list(key.columns)
+    return ["_lp_key"] if "_lp_key" in columns else []
+
+
+def schema_block(contract: Contract, tables: Sequence[str]) -> str:
+    lines = []
+    for name in tables:
+        fields = [f for f in contract.fields_of(name) if f.column]
+        columns = ", ".join(
+            f"{f.column} {f.type}" + (f" (e.g. {f.examples[0][:25]})" if f.examples else "") for f in fields
+        )
+        lines.append(f"{name}({columns})")
+    joins = [
+        f"{fk.source}.{fk.column} = {fk.target}.{fk.target_column}"
+        for fk in contract.foreign_keys
+        if fk.source in tables and fk.target in tables
+    ]
+    if joins:
+        lines.append("Joins: " + "; ".join(joins))
+    return "\n".join(lines)
+
+
+def sql_messages(
+    node: PlanNode, contract: Contract, tables: Sequence[str], bound: dict[str, int], feedback: str | None = None
+) -> list[Message]:
+    """bound: `$var_n.column` -> number of values it holds (the values stay out of the prompt)."""
+    ask = f"Sub-question: {node.question}"
+    if node.returns:
+        ask += f"\nReturn at least: {', '.join(node.returns)}"
+    if bound:
+        ask += "\nBound values: " + "; ".join(f"{ref} holds {n} value(s)" for ref, n in bound.items())
+    messages = [system(SQL_INSTRUCTIONS + "\n\nTables:\n" + schema_block(contract, tables)), user(ask)]
+    if feedback:
+        messages.append(user(f"The previous statement failed: {feedback}\nWrite a corrected statement."))
+    return messages
+
+
+def _placeholder(number: str, column: str) -> str:
+    return f"__lp_var_{number}__{column}"
+
+
+def _literal(value: Any) -> exp.Expression:
+    if value is None:
+        return exp.null()
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, int | float):
+        return exp.Literal.number(value)
+    return exp.Literal.string(str(value))
+
+
+def parse_select(sql: str, dialect: str = "duckdb") -> exp.Select:
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except ParseError as e:
+        raise SqlError(f"the SQL does not parse: {str(e).splitlines()[0]}", hint="rewrite the statement") from e
+    if len(statements) != 1:
+        raise SqlError(f"expected one statement, got {len(statements)}", hint="write a single SELECT")
+    if not isinstance(statements[0], exp.Select):
+        raise SqlError(f"only SELECT may run, got {statements[0].key.upper()}", hint="write a single SELECT")
+    return statements[0]
+
+
+def bind(sql: str, values: dict[str, dict[str, list[Any]]]) -> exp.Select:
+    """Parse `sql`, replacing each `$var_n.column` by the bound values as literals (an IN list, or a
+    single literal where a list cannot go). `values`: label -> column -> values."""
+    refs: dict[str, list[Any]] = {}
+
+    def to_placeholder(match) -> str:
+        number, column = match.group(1), match.group(2)
+        label = f"$var_{number}"
+        if column is None or column not in values.get(label, {}):
+            raise SqlError(f"{match.group(0)} is not bound", hint=f"{label} returns {sorted(values.get(label, {}))}")
+        name = _placeholder(number, column)
+        refs[name] = values[label][column]
+        return name
+
+    statement = parse_select(REFERENCE.sub(to_placeholder, sql))
+
+    def substitute(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.In):
+            expanded = []
+            for item in node.expressions:
+                if isinstance(item, exp.Column) and item.name in refs:
+                    expanded += [_literal(v) for v in refs[item.name]] or [exp.null()]
+                else:
+                    expanded.append(item)
+            return node.set("expressions", expanded) or node
+        if isinstance(node, exp.EQ) and isinstance(node.right, exp.Column) and node.right.name in refs:
+            return exp.In(this=node.left, expressions=[_literal(v) for v in refs[node.right.name]] or [exp.null()])
+        if isinstance(node, exp.Column) and node.name in refs:
+            bound = refs[node.name]
+            if len(bound) != 1:
+                raise SqlError(
+                    f"{node.name} holds {len(bound)} values where one is expected",
+                    hint="compare it with IN (...) instead",
+                )
+            return _literal(bound[0])
+        return node
+
+    return statement.transform(substitute)
+
+
+def checked(
+    statement: exp.Select, tables: dict[str, dict[str, FieldType]], allowed: Iterable[str], limit: int = ROW_LIMIT
+) -> exp.Select:
+    """One SELECT over allowed, known tables and columns, with a LIMIT of at most `limit`."""
+    allowed = set(allowed)
+    for table in statement.find_all(exp.Table):
+        if table.name not in allowed:
+            raise SqlError(
+                f"the statement reads {table.name!r}, which this node may not read",
+                hint=f"use only {sorted(allowed)}",
+            )
+    schema = {
+        t: {c: SQL_TYPES.get(k, "VARCHAR") for c, k in cols.items()} for t, cols in tables.items() if t in allowed
+    }
+    try:
+        statement = qualify(statement.copy(), schema=schema, dialect="duckdb", validate_qualify_columns=True)
+    except OptimizeError as e:
+        raise SqlError(f"unknown name in the statement: {e}", hint="use only the listed columns") from e
+    current = statement.args.get("limit")
+    if current is None or not isinstance(current.expression, exp.Literal) or int(current.expression.this) > limit:
+        statement = statement.limit(limit)
+    return statement
+
+
+def is_aggregate(statement: exp.Select) -> bool:
+    return bool(statement.args.get("group")) or any(e.find(exp.AggFunc) is not None for e in statement.expressions)
+
+
+def with_row_keys(statement: exp.Select, keys: dict[str, list[str]]) -> exp.Select:
+    """Add, per table read, a `_lp_keys_<alias>` column listing the keys of the rows each output row
+    came from (array_agg for aggregates), so the answer can cite rows. Skipped for DISTINCT."""
+    if statement.args.get("distinct"):
+        return statement
+    aggregate = is_aggregate(statement)
+    extra = []
+    for table in statement.find_all(exp.Table):
+        columns = keys.get(table.name)
+        if not columns or table.find_ancestor(exp.Subquery):
+            continue
+        alias = table.alias_or_name
+        parts = [exp.column(c, table=alias) for c in columns]
+        key = parts[0] if len(parts) == 1 else exp.func("concat_ws", exp.Literal.string("|"), *parts)
+        key = exp.cast(key, "VARCHAR")
+        value = exp.ArrayAgg(this=exp.Distinct(expressions=[key])) if aggregate else key
+        extra.append(exp.alias_(value, f"{KEY_PREFIX}{alias}"))
+    return statement.select(*extra, copy=True) if extra else statement
+
+
+def run_record(statement: exp.Select, engine: str, scan) -> SqlRun:
+    return SqlRun(
+        sql=statement.sql(dialect="duckdb"),
+        engine=engine,
+        snapshots=scan.snapshots,
+        rows=scan.table.num_rows,
+        bytes_scanned=scan.bytes_scanned,
+        digest=result_digest(scan.table),
+    )
+
+
+def result_digest(table) -> str:
+    rows = sorted(json.dumps(r, sort_keys=True, default=str) for r in table.to_pylist())
+    return hashlib.sha1("\n".join(rows).encode()).hexdigest()

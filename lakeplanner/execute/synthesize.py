@@ -1,0 +1,218 @@
+"""The final answer (seed 000 §3.5, seed 002 §3.5, App. D): one LLM call over the exposed results,
+arithmetic by a safe evaluator, a grounding check, composite confidence, citations, abstention."""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+
+from pydantic import BaseModel, Field
+from simpleeval import InvalidExpression, SimpleEval
+
+from lakeplanner.errors import LakeplannerError
+from lakeplanner.execute.results import Answer, Citation, NodeResult
+from lakeplanner.ingest.segments import SEGMENTS_TABLE
+from lakeplanner.lineage.steps import Recorder
+from lakeplanner.llm.base import LLM, Message, system, user
+
+ROWS_SHOWN = 20
+CELL_CHARS = 120
+SNIPPET_SHOWN = 500
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_SPACE = re.compile(r"\s+")
+
+SYNTHESIS_INSTRUCTIONS = """You answer a question about a data lake from the results below, and from \
+nothing else. Rows are numbered R1, R2, ... and document passages E1, E2, .... Reply with JSON: \
+answer (the short value: a name, id, number, date, list or phrase, copied as written in the results), \
+sentence (one sentence that answers the question), sources (the R and E numbers you used), \
+calculation (only when the answer needs arithmetic on numbers in the results: the expression, e.g. \
+"1250.5 - 300", and leave answer empty; it will be computed for you), abstain (true when the results do \
+not contain what the question asks) and reason (why, when you abstain)."""
+
+
+class Draft(BaseModel):
+    answer: str = Field("", max_length=300)
+    sentence: str = Field("", max_length=400)
+    sources: list[str] = Field(default_factory=list, max_length=12)
+    calculation: str = Field("", max_length=200)
+    abstain: bool = False
+    reason: str = Field("", max_length=300)
+
+
+def numbered_results(results: list[NodeResult]) -> tuple[str, dict[str, tuple[NodeResult, int | None]]]:
+    """The prompt block and what each R/E number points to."""
+    lines: list[str] = []
+    index: dict[str, tuple[NodeResult, int | None]] = {}
+    r = e = 0
+    for result in results:
+        if result.tool != "vector":
+            for i, row in enumerate(result.rows[:ROWS_SHOWN]):
+                r += 1
+                cells = ", ".join(f"{k}: {str(v)[:CELL_CHARS]}" for k, v in row.items() if v is not None)
+                lines.append(f"R{r} ({result.source}) {cells}")
+                index[f"R{r}"] = (result, i)
+            if result.rows_total > ROWS_SHOWN:
+                lines.append(f"... {result.rows_total - ROWS_SHOWN} more rows of {result.source}")
+        for i, item in enumerate(result.evidence):
+            e += 1
+            lines.append(f"E{e} ({item.uri}) {_SPACE.sub(' ', item.snippet[:SNIPPET_SHOWN])}")
+            index[f"E{e}"] = (result, i)
+        if result.tool == "vector" and result.answer:
+            lines.append(f"(the passages of {result.label} were read as: {result.answer})")
+    return "\n".join(lines), index
+
+
+def synthesis_messages(question: str, block: str) -> list[Message]:
+    return [system(SYNTHESIS_INSTRUCTIONS), user(f"Results:\n{block or '(none)'}\n\nQuestion: {question}")]
+
+
+def normalised(text: str) -> str:
+    return _SPACE.sub(" ", str(text).casefold().replace(",", "")).strip(" .")
+
+
+def numbers_in(text: str) -> list[float]:
+    return [float(n.replace(",", "")) for n in _NUMBER.findall(text)]
+
+
+def evaluate(calculation: str) -> float:
+    """Arithmetic on literal numbers only (+ - * / ** ( ), round, abs, min, max)."""
+    evaluator = SimpleEval(functions={"round": round, "abs": abs, "min": min, "max": max}, names={})
+    try:
+        value = evaluator.eval(calculation.replace(",", ""))
+    except (InvalidExpression, SyntaxError, ZeroDivisionError, TypeError) as e:
+        raise LakeplannerError(f"the calculation {calculation!r} cannot be evaluated: {e}") from e
+    if not isinstance(value, int | float) or math.isnan(value):
+        raise LakeplannerError(f"the calculation {calculation!r} gave no number")
+    return float(value)
+
+
+def format_number(value: float) -> str:
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.2f}"
+
+
+def grounding(value: str, results: list[NodeResult], calculated_from: str = "") -> float:
+    """c_ground (seed 002 App. D): 1.0 when the value is a cell of a structured result (or computed from
+    cells), 0.9 when a passage states it, 0.7 when a passage states most of its words, else 0."""
+    cells = {normalised(v) for r in results for row in r.rows for v in row.values() if v is not None}
+    cell_numbers = {round(float(n), 6) for c in cells for n in numbers_in(c)}
+    passages = " ".join(normalised(e.snippet) for r in results for e in r.evidence)
+    passage_numbers = {round(n, 6) for n in numbers_in(passages)}
+    if calculated_from:
+        operands = {round(n, 6) for n in numbers_in(calculated_from)}
+        return 1.0 if operands <= cell_numbers else 0.9 if operands <= cell_numbers | passage_numbers else 0.0
+    target = normalised(value)
+    if not target:
+        return 0.0
+    if target in cells or any(target in c for c in cells if len(target) >= 4):
+        return 1.0
+    numbers = {round(n, 6) for n in numbers_in(target)}
+    if numbers and numbers <= cell_numbers and len(target) <= 24:
+        return 1.0
+    if not numbers <= cell_numbers | passage_numbers:  # a number nobody stated is never grounded
+        return 0.0
+    if target in passages:
+        return 0.9
+    words = [w for w in re.findall(r"[a-z0-9@.%-]+", target) if len(w) > 2]
+    present = sum(1 for w in words if w in passages or w in " ".join(cells))
+    return 0.7 if words and present / len(words) >= 0.6 else 0.0
+
+
+def composite_confidence(results: list[NodeResult], c_ground: float) -> float:
+    """c = c_link * c_node * c_ground: one tool is 1.0 and each further hop discounts the path; a node
+    that returned nothing or stopped without sufficiency counts as a partial match (0.8)."""
+    c_link = 0.95 ** max(0, len(results) - 1)
+    partial = any((not r.rows and not r.evidence) or any("without sufficiency" in a for a in r.advice) for r in results)
+    c_node = 0.8 if partial else 1.0
+    return round(c_link * c_node * c_ground, 3)
+
+
+def citations_for(
+    sources: list[str], index: dict[str, tuple[NodeResult, int | None]], results: list[NodeResult]
+) -> list[Citation]:
+    chosen = [index[s] for s in dict.fromkeys(s.strip().upper() for s in sources) if s.strip().upper() in index]
+    if not chosen:  # cite everything shown when the model named nothing
+        chosen = [(r, i) for r in results for i in range(min(len(r.evidence), 5))]
+        chosen += [(r, None) for r in results if r.tool != "vector" and r.rows]
+    out: list[Citation] = []
+    for result, i in chosen:
+        if result.tool == "vector" and i is not None and i < len(result.evidence):
+            item = result.evidence[i]
+            if item.level == "row":
+                out.append(
+                    Citation(kind="row", source=item.uri, row_key=item.meta.get("row_key"), snippet=item.snippet[:200])
+                )
+            else:
+                out.append(
+                    Citation(
+                        kind="span",
+                        source=item.uri.split("/")[0],
+                        document_id=item.meta.get("document_id"),
+                        start=item.offsets[0],
+                        end=item.offsets[1],
+                        snippet=item.snippet[:200],
+                        snapshot_id=result.snapshots.get(SEGMENTS_TABLE),
+                    )
+                )
+        else:
+            for table, keys in result.row_keys.items():
+                for key in keys[:10]:
+                    out.append(Citation(kind="row", source=table, snapshot_id=result.snapshots.get(table), row_key=key))
+    unique = {(c.kind, c.source, c.row_key, c.document_id, c.start): c for c in out}
+    return list(unique.values())
+
+
+def fallback_value(results: list[NodeResult]) -> str | None:
+    """When the LLM cannot answer: a single structured cell is the answer by itself (c_ground 1.0)."""
+    for r in results:
+        if r.tool != "vector" and len(r.rows) == 1 and len(r.rows[0]) == 1:
+            return str(next(iter(r.rows[0].values())))
+    return None
+
+
+def synthesize(question: str, results: list[NodeResult], llm: LLM, recorder: Recorder) -> Answer:
+    started = time.perf_counter()
+    exposed = [r for r in results if r.exposed] or results[-1:]
+    answer = Answer(question=question, nodes=results, advice=[a for r in results for a in r.advice])
+    failed = [r for r in exposed if not r.ok]
+    exposed = [r for r in exposed if r.ok]
+    if not any(r.rows or r.evidence for r in exposed):
+        reason = "; ".join(f"{r.label}: {r.error}" for r in failed) or "the lake holds no data that answers it"
+        return abstain(answer, reason, started)
+    block, index = numbered_results(exposed)
+    try:
+        draft: Draft = recorder.complete(
+            llm, "synthesize", synthesis_messages(question, block), Draft, max_tokens=260
+        ).value
+    except LakeplannerError as e:
+        value = fallback_value(exposed)
+        if value is None:
+            return abstain(answer, f"no answer could be written: {e.message}", started)
+        draft = Draft(answer=value, sentence=value)
+    if draft.abstain:
+        return abstain(answer, draft.reason or "the results do not contain the answer", started)
+    value, calculated = draft.answer.strip(), ""
+    if draft.calculation.strip():
+        try:
+            value, calculated = format_number(evaluate(draft.calculation)), draft.calculation
+        except LakeplannerError as e:
+            return abstain(answer, e.message, started)
+    c_ground = grounding(value, exposed, calculated)
+    if c_ground == 0.0:
+        return abstain(answer, f"the answer {value!r} is not supported by the retrieved rows or passages", started)
+    answer.value = value
+    answer.text = draft.sentence or value
+    if calculated:
+        answer.text += f" (computed: {calculated} = {value})"
+    answer.citations = citations_for(draft.sources, index, exposed)
+    answer.confidence = composite_confidence(results, c_ground)
+    answer.timings["synthesis_s"] = time.perf_counter() - started
+    return answer
+
+
+def abstain(answer: Answer, reason: str, started: float) -> Answer:
+    answer.abstained = True
+    answer.reason = reason
+    answer.text = f"I cannot answer this from the lake: {reason}"
+    answer.timings["synthesis_s"] = time.perf_counter() - started
+    return answer

@@ -1,0 +1,49 @@
+"""The variable store (seed 000 §3.5): each label's result is slimmed to the columns its successors
+reference, capped, before it flows on; what flowed (values, bytes) is recorded."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from lakeplanner.execute.results import NodeResult
+from lakeplanner.plan.model import Plan
+
+
+class Binding(BaseModel):
+    """What one node passes to its successors: only the referenced columns' distinct values."""
+
+    label: str
+    columns: dict[str, list[Any]]
+    truncated: bool = False
+    error: str | None = None  # the producing node failed; successors are skipped
+
+    @property
+    def bytes(self) -> int:
+        return len(json.dumps(self.columns, default=str).encode())
+
+    @property
+    def values(self) -> int:
+        return sum(len(v) for v in self.columns.values())
+
+
+def referenced_columns(plan: Plan) -> dict[str, set[str]]:
+    """label -> the columns any successor references as $label.column."""
+    needed: dict[str, set[str]] = {n.label: set() for n in plan.nodes}
+    for node in plan.nodes:
+        for ref in node.references():
+            if ref.column and ref.label in needed:
+                needed[ref.label].add(ref.column)
+    return needed
+
+
+def slim(result: NodeResult, columns: set[str], cap: int) -> Binding:
+    out: dict[str, list[Any]] = {}
+    truncated = False
+    for column in sorted(columns):
+        distinct = list(dict.fromkeys(v for row in result.rows if (v := row.get(column)) is not None))
+        truncated |= len(distinct) > cap
+        out[column] = distinct[:cap]
+    return Binding(label=result.label, columns=out, truncated=truncated)

@@ -1,0 +1,172 @@
+"""Vector nodes: bound variables -> a Milvus filter; hybrid search (dense + BM25, RRF) -> reranker ->
+HSEQ iteration over the retrieved documents' segments -> canonical evidence package."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.expressions import And, EqualTo, In
+
+from lakeplanner.contract.links import DocumentIndex
+from lakeplanner.execute.hseq import Budget, Iteration, Segment, iterate
+from lakeplanner.ingest.segments import SEGMENTS_TABLE, stored_documents
+from lakeplanner.ingest.vectors import SearchHit, _in_filter
+from lakeplanner.lineage.steps import Recorder
+from lakeplanner.llm.base import LLM
+from lakeplanner.plan.model import REFERENCE, PlanNode
+
+MAX_FILTER_VALUES = 500
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A `$var_n.column` reference in a node and the values it holds."""
+
+    reference: str
+    column: str
+    values: tuple[str, ...]
+
+
+def query_text(node: PlanNode, bound: Sequence[Bound]) -> str:
+    """The search text: the node's question with each reference replaced by (a few of) its values."""
+    values = {b.reference: b.values for b in bound}
+
+    def spell(match) -> str:
+        held = values.get(match.group(0), ())
+        return " ".join(held[:3]) if 0 < len(held) <= 3 else ""
+
+    return " ".join(REFERENCE.sub(spell, node.question).split())
+
+
+def document_filter(collection: str, bound: Sequence[Bound], catalog) -> str:
+    """The Milvus expression restricting the search to documents the bound values name:
+    document ids, titles or links (resolved as the contract's links resolve them), or linked row keys."""
+    if not bound:
+        return ""
+    index = DocumentIndex.build(collection, stored_documents(catalog, [collection]).get(collection, []))
+    documents: list[str] = []
+    row_keys: list[str] = []
+    for b in bound:
+        resolved = [index.resolve(v) for v in b.values]
+        found = [r[0] for r in resolved if r]
+        if found:
+            documents += found
+        else:
+            row_keys += list(b.values)
+    documents = list(dict.fromkeys(documents))[:MAX_FILTER_VALUES]
+    if documents:
+        return _in_filter("document_id", documents)
+    if row_keys:
+        keys = ", ".join(json.dumps(k) for k in list(dict.fromkeys(row_keys))[:MAX_FILTER_VALUES])
+        return f"array_contains_any(linked_keys, [{keys}])"
+    return ""
+
+
+class SegmentReader:
+    """Reads HSEQ segments of documents and rows from the lake's segments table."""
+
+    def __init__(self, catalog) -> None:
+        try:
+            self.table = catalog.load_table(SEGMENTS_TABLE)
+        except NoSuchTableError:
+            self.table = None
+        self.snapshot_id = (
+            self.table.current_snapshot().snapshot_id if self.table and self.table.current_snapshot() else None
+        )
+
+    def _read(self, row_filter) -> list[Segment]:
+        if self.table is None:
+            return []
+        rows = self.table.scan(row_filter=row_filter, snapshot_id=self.snapshot_id).to_arrow().to_pylist()
+        return [self._segment(r) for r in rows]
+
+    @staticmethod
+    def _segment(r: dict) -> Segment:
+        meta = json.loads(r["meta"]) if r.get("meta") else {}
+        return Segment(
+            id=r["segment_id"],
+            level=r["level"],
+            parent=r["parent_id"],
+            source=r["source"],
+            container=r["container"],
+            position=r["position"],
+            content=r["content"] or "",
+            start=r["start"],
+            end=r["end"],
+            row_key=r["row_key"],
+            heading=meta.get("heading"),
+            hash=r["content_hash"] or "",
+        )
+
+    def paragraphs(self, collection: str, documents: Sequence[str]) -> dict[str, list[Segment]]:
+        """document id -> its paragraphs in text order."""
+        found = self._read(
+            And(EqualTo("source", collection), And(EqualTo("level", "paragraph"), In("container", list(documents))))
+        )
+        out: dict[str, list[Segment]] = {}
+        for s in sorted(found, key=lambda s: (s.container, s.start or 0)):
+            out.setdefault(s.container, []).append(s)
+        return out
+
+    def rows(self, table: str, keys: Sequence[str]) -> list[Segment]:
+        if not keys:
+            return []
+        return self._read(And(EqualTo("source", table), And(EqualTo("level", "row"), In("row_key", list(keys)))))
+
+
+def segment_stream(hits: Sequence[SearchHit], paragraphs: dict[str, list[Segment]]) -> list[Segment]:
+    """Order rho: for each hit in rank order, the paragraphs its chunk spans (ties by offset)."""
+    stream: list[Segment] = []
+    for hit in hits:
+        chunk = hit.chunk
+        for p in paragraphs.get(chunk.document_id, []):
+            overlaps = (p.start or 0) < chunk.end and (p.end or 0) > chunk.start
+            if overlaps and p not in stream:
+                stream.append(p)
+    return stream
+
+
+def neighbour_finder(paragraphs: dict[str, list[Segment]], hits: Sequence[SearchHit], reader: SegmentReader):
+    """Structure-aware neighbours of a selected paragraph: its section heading, the next paragraph,
+    and the table row its document is linked to."""
+    linked = {h.chunk.document_id: (h.chunk.linked_table, tuple(h.chunk.linked_keys)) for h in hits}
+
+    def neighbours(segment: Segment) -> list[Segment]:
+        siblings = paragraphs.get(segment.container, [])
+        out = []
+        if segment in siblings:
+            i = siblings.index(segment)
+            heading = next((s for s in reversed(siblings[:i]) if s.content.lstrip().startswith("#")), None)
+            out += [s for s in (heading, siblings[i + 1] if i + 1 < len(siblings) else None) if s is not None]
+        table, keys = linked.get(segment.container, ("", ()))
+        if table and keys:
+            out += reader.rows(table, keys[:3])
+        return out
+
+    return neighbours
+
+
+def run_iteration(
+    node: PlanNode, hits: Sequence[SearchHit], reader: SegmentReader, llm: LLM, recorder: Recorder, budget: Budget
+) -> Iteration:
+    documents = list(dict.fromkeys(h.chunk.document_id for h in hits))
+    paragraphs = reader.paragraphs(node.source, documents)
+    stream = segment_stream(hits, paragraphs)
+    guidance = node.answer_description or ""
+    with recorder.step("hseq.iterate", collection=node.source, stream=len(stream)) as step:
+        state = iterate(
+            REFERENCE.sub("", node.question),
+            stream,
+            llm,
+            recorder,
+            budget=budget,
+            guidance=guidance,
+            neighbours=neighbour_finder(paragraphs, hits, reader),
+        )
+        step.attributes.update(
+            {"hseq.steps": state.steps, "hseq.stop": state.stop, "hseq.selected": len(state.selected)}
+        )
+    return state

@@ -1,0 +1,98 @@
+"""Recording what a node does (LLM calls, SQL statements, searches) as plain data.
+
+Nodes may run in Ray workers, where the driver's tracer is out of reach; they record steps, and the
+driver turns them into OpenTelemetry spans with the recorded times (lakeplanner.lineage.tracing).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from lakeplanner.llm.base import LLM, Completion, Message, T
+
+
+class Step(BaseModel):
+    """One recorded operation inside a node (an LLM call, a SQL statement, a search), with its timing;
+    the driver turns steps into OpenTelemetry spans, so tracing works the same in Ray workers."""
+
+    name: str
+    start_ns: int
+    end_ns: int = 0
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+
+    @contextmanager
+    def step(self, name: str, **attributes: Any) -> Iterator[Step]:
+        record = Step(name=name, start_ns=time.time_ns(), attributes=attributes)
+        self.steps.append(record)
+        try:
+            yield record
+        except Exception as e:
+            record.error = f"{type(e).__name__}: {e}"
+            raise
+        finally:
+            record.end_ns = time.time_ns()
+
+    def llm_call(self, purpose: str, completion: Completion, started_ns: int) -> None:
+        """A finished LLM call, with the GenAI semantic-convention attributes."""
+        self.steps.append(
+            Step(
+                name=f"chat {completion.model}",
+                start_ns=started_ns,
+                end_ns=time.time_ns(),
+                attributes={
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.request.model": completion.model,
+                    "gen_ai.usage.input_tokens": completion.usage.prompt_tokens,
+                    "gen_ai.usage.output_tokens": completion.usage.completion_tokens,
+                    "lakeplanner.llm.purpose": purpose,
+                    "lakeplanner.llm.attempts": completion.attempts,
+                },
+            )
+        )
+
+    def complete(
+        self, llm: LLM, purpose: str, messages: list[Message], output: type[T] | None = None, max_tokens: int = 400
+    ) -> Completion[T]:
+        """llm.complete, recorded as a step (also when it fails)."""
+        started = time.time_ns()
+        try:
+            done = llm.complete(messages, output, max_tokens=max_tokens)
+        except Exception as e:
+            self.steps.append(
+                Step(
+                    name=f"chat {llm.model_name}",
+                    start_ns=started,
+                    end_ns=time.time_ns(),
+                    error=str(e)[:500],
+                    attributes={"gen_ai.operation.name": "chat", "lakeplanner.llm.purpose": purpose},
+                )
+            )
+            raise
+        self.llm_call(purpose, done, started)
+        return done
+
+
+class RecordingLLM(LLM):
+    """An LLM whose every call is also recorded as a step (tracing by wrapping)."""
+
+    def __init__(self, llm: LLM, recorder: Recorder, purpose: str) -> None:
+        super().__init__(llm.backend, llm.settings)
+        self.recorder = recorder
+        self.purpose = purpose
+
+    def complete(self, messages, output=None, *, max_tokens=None):
+        started = time.time_ns()
+        done = super().complete(messages, output, max_tokens=max_tokens)
+        self.recorder.llm_call(self.purpose, done, started)
+        return done

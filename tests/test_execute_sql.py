@@ -1,0 +1,102 @@
+"""SQL node rules without an LLM: binding as literals, the statement checks, row keys, pushdown."""
+
+import pytest
+from pyiceberg import expressions as ice
+from sqlglot import exp
+
+from lakeplanner.contract.models import FieldType
+from lakeplanner.execute.engines import iceberg_filter, pushdown
+from lakeplanner.execute.sql import SqlError, bind, checked, parse_select, with_row_keys
+
+TABLES = {
+    "customers": {"customer_id": FieldType.string, "name": FieldType.string, "segment": FieldType.string},
+    "invoices": {"invoice_id": FieldType.string, "customer_id": FieldType.string, "total": FieldType.number},
+}
+
+
+def test_bound_values_enter_as_literals_never_as_sql():
+    hostile = "C1'); DROP TABLE customers; --"
+    statement = bind(
+        "SELECT name FROM customers WHERE customer_id IN ($var_1.customer_id)",
+        {"$var_1": {"customer_id": ["C001", hostile]}},
+    )
+    [in_list] = list(statement.find_all(exp.In))
+    assert [e.this for e in in_list.expressions] == ["C001", hostile]
+    assert not list(statement.find_all(exp.Drop))
+    assert "'C1''); DROP TABLE customers; --'" in statement.sql("duckdb")
+
+
+def test_equality_with_several_bound_values_becomes_in():
+    statement = bind(
+        "SELECT * FROM invoices WHERE customer_id = $var_2.customer_id", {"$var_2": {"customer_id": ["a", "b"]}}
+    )
+    assert "customer_id IN ('a', 'b')" in statement.sql("duckdb")
+
+
+def test_an_empty_binding_matches_nothing():
+    statement = bind(
+        "SELECT * FROM invoices WHERE customer_id IN ($var_1.customer_id)", {"$var_1": {"customer_id": []}}
+    )
+    assert "IN (NULL)" in statement.sql("duckdb")
+
+
+def test_unbound_reference_is_named():
+    with pytest.raises(SqlError, match=r"\$var_3.customer_id is not bound"):
+        bind("SELECT * FROM invoices WHERE customer_id IN ($var_3.customer_id)", {})
+
+
+@pytest.mark.parametrize(
+    "sql, message",
+    [
+        ("DELETE FROM customers", "only SELECT"),
+        ("SELECT 1; SELECT 2", "one statement"),
+        ("SELEC name FROM customers", "does not parse"),
+    ],
+)
+def test_only_one_select_may_run(sql, message):
+    with pytest.raises(SqlError, match=message):
+        parse_select(sql)
+
+
+def test_checks_tables_columns_and_adds_a_limit():
+    with pytest.raises(SqlError, match="may not read"):
+        checked(parse_select("SELECT * FROM secrets"), TABLES, ["customers"])
+    with pytest.raises(SqlError, match="unknown name"):
+        checked(parse_select("SELECT phone FROM customers"), TABLES, ["customers"])
+    limited = checked(parse_select("SELECT name FROM customers"), TABLES, ["customers"], limit=50)
+    assert limited.args["limit"].expression.this == "50"
+    capped = checked(parse_select("SELECT name FROM customers LIMIT 100000"), TABLES, ["customers"], limit=50)
+    assert capped.args["limit"].expression.this == "50"
+
+
+def test_row_keys_follow_rows_and_aggregates():
+    keys = {"customers": ["customer_id"], "invoices": ["invoice_id"]}
+    plain = with_row_keys(
+        checked(parse_select("SELECT name FROM customers ORDER BY name LIMIT 1"), TABLES, TABLES), keys
+    )
+    assert "CAST(customers.customer_id AS TEXT) AS _lp_keys_customers" in plain.sql("duckdb")
+    grouped = with_row_keys(
+        checked(parse_select("SELECT segment, count(*) AS n FROM customers GROUP BY segment"), TABLES, TABLES), keys
+    )
+    assert "ARRAY_AGG(DISTINCT CAST" in grouped.sql("duckdb")
+
+
+def test_single_table_predicates_are_pushed_down():
+    statement = checked(
+        parse_select(
+            "SELECT c.name, i.total FROM invoices i JOIN customers c ON i.customer_id = c.customer_id "
+            "WHERE i.total > 100 AND c.segment IN ('SMB', 'Public') AND i.total + 1 > 2"
+        ),
+        TABLES,
+        TABLES,
+    )
+    plan = pushdown(statement)
+    invoices = plan["i"]
+    assert invoices[0] == "invoices" and invoices[1] == {"customer_id", "total"}
+    assert "GreaterThan(term=Reference(name='total')" in repr(invoices[2])
+    assert "In(" in repr(plan["c"][2]) and "segment" in repr(plan["c"][2])
+
+
+def test_flipped_comparison_is_normalised():
+    condition = parse_select("SELECT * FROM t WHERE 5 < x").args["where"].this
+    assert iceberg_filter(condition) == ("", ice.GreaterThan("x", 5))

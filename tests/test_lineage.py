@@ -1,0 +1,103 @@
+"""Lineage: OTLP/JSON spans in the lake, `lakeplanner trace`, `lakeplanner replay`, the `ask` command."""
+
+import json
+
+import pytest
+from test_execute import SERIAL, TWO_HOP, two_hop_llm
+from typer.testing import CliRunner
+
+from lakeplanner.cli import app
+from lakeplanner.lineage.replay import replay
+from lakeplanner.lineage.runs import load_run, save_run
+from lakeplanner.lineage.tracing import SPANS_FILE, TRACES, attribute_values, read_spans
+
+
+@pytest.fixture(scope="module")
+def answered(sample_lake):
+    lake, _ = sample_lake
+    return lake, lake.ask(TWO_HOP, llm=two_hop_llm(), settings=SERIAL, use_cache=False)
+
+
+def test_every_step_is_a_span_in_otlp_json_lines(answered):
+    lake, answer = answered
+    lines = (lake.path / TRACES / SPANS_FILE).read_text().splitlines()
+    request = json.loads(lines[-1])
+    resource = {a["key"]: a["value"] for a in request["resourceSpans"][0]["resource"]["attributes"]}
+    assert resource["service.name"] == {"stringValue": "lakeplanner"}
+    spans = read_spans(lake.path, answer.trace_id)
+    names = [s["name"] for s in spans]
+    for expected in (
+        "lakeplanner.ask",
+        "lakeplanner.plan",
+        "node $var_1",
+        "node $var_2",
+        "sql.execute",
+        "vector.search",
+        "hseq.iterate",
+        "lakeplanner.synthesize",
+    ):
+        assert expected in names, names
+    assert all(len(s["spanId"]) == 16 and len(s["traceId"]) == 32 for s in spans)
+    chats = [attribute_values(s) for s in spans if s["name"] == "chat fake"]
+    purposes = {c["lakeplanner.llm.purpose"] for c in chats}
+    assert {"plan", "sql.write", "hseq.select", "synthesize"} <= purposes
+    assert all(int(c["gen_ai.usage.input_tokens"]) > 0 for c in chats)
+    sql = next(attribute_values(s) for s in spans if s["name"] == "sql.execute")
+    assert sql["db.system"] == "duckdb" and "invoices" in sql["lakeplanner.snapshots"]
+    search = next(attribute_values(s) for s in spans if s["name"] == "vector.search")
+    assert search["lakeplanner.filter"] == 'document_id in ["CTR-C001"]'
+    parents = {s["spanId"]: s.get("parentSpanId") for s in spans}
+    node = next(s for s in spans if s["name"] == "node $var_1")
+    execute = next(s for s in spans if s["name"] == "lakeplanner.execute")
+    assert parents[node["spanId"]] == execute["spanId"]
+
+
+def test_trace_command_prints_the_tree(answered):
+    lake, answer = answered
+    result = CliRunner().invoke(app, ["trace", answer.trace_id, "--lake", str(lake.path)])
+    assert result.exit_code == 0, result.output
+    assert "lakeplanner.ask" in result.output and "node $var_2" in result.output and "sql.execute" in result.output
+    latest = CliRunner().invoke(app, ["trace", "latest", "--lake", str(lake.path)])
+    assert latest.exit_code == 0 and "lakeplanner.ask" in latest.output
+
+
+def test_replay_matches_at_the_recorded_snapshots(answered):
+    lake, answer = answered
+    report = replay(lake, answer.trace_id)
+    assert report.matches and len(report.checks) >= 2
+    assert {c.node for c in report.checks} == {"$var_1", "$var_2"}
+    result = CliRunner().invoke(app, ["replay", answer.trace_id, "--lake", str(lake.path)])
+    assert result.exit_code == 0 and "matches the recorded run" in result.output
+
+
+def test_replay_reports_evidence_that_differs(answered, tmp_path):
+    lake, answer = answered
+    record = load_run(lake.path, answer.trace_id)
+    tampered = record.model_copy(deep=True)
+    tampered.trace_id = "0" * 32
+    tampered.answer.nodes[0].sql[0].digest = "different"
+    tampered.answer.nodes[1].evidence[0].meta["sha1"] = "different"
+    save_run(lake.path, tampered)
+    report = replay(lake, tampered.trace_id)
+    assert not report.matches
+    assert sum(not c.matches for c in report.checks) == 2
+    result = CliRunner().invoke(app, ["replay", tampered.trace_id, "--lake", str(lake.path)])
+    assert result.exit_code == 1 and "differs" in result.output
+
+
+def test_unknown_trace_id_names_recent_ones(answered):
+    lake, _ = answered
+    result = CliRunner().invoke(app, ["replay", "nope", "--lake", str(lake.path)])
+    assert result.exit_code == 2 and "recent trace ids" in result.output
+
+
+def test_ask_command_prints_the_cited_answer(sample_lake, monkeypatch):
+    from lakeplanner.llm import base
+
+    lake, _ = sample_lake
+    monkeypatch.setitem(base._BACKENDS, "fake", lambda settings: two_hop_llm().backend)
+    result = CliRunner().invoke(app, ["ask", TWO_HOP, "--lake", str(lake.path), "--serial", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    assert "1/15 Net 45" in result.output
+    assert "$var_2 (vector on documents_contracts) done: 1/15 Net 45" in result.output  # streamed
+    assert "documents_contracts/CTR-C001 chars" in result.output and "trace " in result.output

@@ -1,0 +1,116 @@
+"""The answer step with a scripted LLM: arithmetic outside the LLM, grounding, confidence, abstention."""
+
+import json
+
+import pytest
+
+from lakeplanner.errors import LakeplannerError
+from lakeplanner.execute.results import Evidence, NodeResult
+from lakeplanner.execute.synthesize import composite_confidence, evaluate, grounding, synthesize
+from lakeplanner.lineage.steps import Recorder
+from lakeplanner.llm import LLM
+from lakeplanner.llm.fake import FakeBackend
+
+ROWS = NodeResult(
+    label="$var_1",
+    tool="sql",
+    source="invoices",
+    question="unpaid EUR invoices",
+    exposed=True,
+    rows=[{"n": 15, "total": 620176.77}],
+    rows_total=1,
+    row_keys={"invoices": ["INV-1003", "INV-1010"]},
+    snapshots={"invoices": 42},
+)
+PASSAGE = NodeResult(
+    label="$var_2",
+    tool="vector",
+    source="documents_contracts",
+    question="terms",
+    exposed=True,
+    evidence=[
+        Evidence.of(
+            "paragraph",
+            "documents_contracts/CTR-C010",
+            (120, 260),
+            "Either party may terminate for convenience with 60 days written notice.",
+            document_id="CTR-C010",
+        )
+    ],
+    rows=[{"document_id": "CTR-C010"}],
+    rows_total=1,
+)
+
+
+def llm_saying(**draft):
+    return LLM(FakeBackend([json.dumps(draft)]))
+
+
+def test_a_cell_value_is_cited_by_row_key_and_snapshot():
+    answer = synthesize(
+        "How many?", [ROWS], llm_saying(answer="15", sentence="15 invoices.", sources=["R1"]), Recorder()
+    )
+    assert answer.value == "15" and answer.confidence == 1.0
+    assert {(c.source, c.row_key, c.snapshot_id) for c in answer.citations} == {
+        ("invoices", "INV-1003", 42),
+        ("invoices", "INV-1010", 42),
+    }
+
+
+def test_arithmetic_is_computed_by_the_evaluator_not_the_llm():
+    llm = llm_saying(answer="41,000", calculation="620176.77 / 15", sentence="The mean is high.", sources=["R1"])
+    answer = synthesize("Mean unpaid amount?", [ROWS], llm, Recorder())
+    assert answer.value == "41,345.12" and "620176.77 / 15" in answer.text
+    assert answer.confidence == 1.0
+
+
+def test_a_span_answer_is_cited_with_offsets():
+    llm = llm_saying(answer="60 days", sentence="60 days notice.", sources=["E1"])
+    answer = synthesize("Notice period?", [PASSAGE], llm, Recorder())
+    [span] = answer.citations
+    assert (span.document_id, span.start, span.end) == ("CTR-C010", 120, 260)
+    assert answer.confidence == 0.9
+
+
+def test_an_unsupported_answer_abstains():
+    answer = synthesize("Notice period?", [PASSAGE], llm_saying(answer="90 days", sentence="90."), Recorder())
+    assert answer.abstained and "not supported" in answer.reason and answer.value is None
+
+
+def test_the_llm_may_abstain_with_a_reason():
+    llm = llm_saying(abstain=True, reason="no phone numbers are stored")
+    answer = synthesize("Phone?", [ROWS], llm, Recorder())
+    assert answer.abstained and answer.reason == "no phone numbers are stored"
+
+
+def test_garbage_from_the_llm_falls_back_to_a_single_cell():
+    one_cell = ROWS.model_copy(update={"rows": [{"n": 15}]})
+    answer = synthesize("How many?", [one_cell], LLM(FakeBackend(["nope"] * 3)), Recorder())
+    assert answer.value == "15" and not answer.abstained
+
+
+def test_no_data_abstains_without_calling_the_llm():
+    empty = ROWS.model_copy(update={"rows": [], "rows_total": 0})
+    backend = FakeBackend([])
+    answer = synthesize("How many?", [empty], LLM(backend), Recorder())
+    assert answer.abstained and backend.calls == []
+
+
+@pytest.mark.parametrize("expression", ["__import__('os')", "2 ** 1000000000", "x + 1", "1/0"])
+def test_the_evaluator_refuses_everything_but_arithmetic(expression):
+    with pytest.raises(LakeplannerError):
+        evaluate(expression)
+
+
+def test_grounding_levels():
+    assert grounding("620,176.77", [ROWS]) == 1.0
+    assert grounding("60 days written notice", [PASSAGE]) == 0.9
+    assert grounding("terminate with 60 days", [PASSAGE]) == 0.7
+    assert grounding("a lighthouse", [PASSAGE]) == 0.0
+
+
+def test_composite_confidence_discounts_hops_and_partial_nodes():
+    assert composite_confidence([ROWS], 1.0) == 1.0
+    assert composite_confidence([ROWS, PASSAGE], 0.9) == round(0.95 * 0.9, 3)
+    partial = PASSAGE.model_copy(update={"advice": ["evidence iteration stopped without sufficiency (step cap)"]})
+    assert composite_confidence([partial], 0.9) == 0.72
