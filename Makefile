@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 LAKE ?= lake
+# a two-hop question: a SQL step finds the customer's contract, a vector step reads it
+QUESTION ?= What monthly availability (uptime) does the contract of the customer that signed up earliest guarantee?
 
 .PHONY: setup demo test test-all lint
 
@@ -18,7 +20,7 @@ setup: $(BIN)/activate
 
 demo: setup
 	$(BIN)/lakeplanner ingest --sample --lake $(LAKE)
-	$(BIN)/lakeplanner lake info --lake $(LAKE)
+	$(BIN)/lakeplanner ask "$(QUESTION)" --lake $(LAKE)
 
 test: setup
 	$(BIN)/ruff check lakeplanner tests benchmarks

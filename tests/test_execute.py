@@ -268,3 +268,22 @@ def test_graph_node_follows_a_foreign_key_without_the_llm(sample_lake):
     assert second.ok and second.rows_total == 2
     assert sorted(second.row_keys["invoices"]) == sorted(r["invoice_id"] for r in second.rows)
     assert len(llm.backend.calls) == 1
+
+
+def slow_sql(messages, schema):
+    import time
+
+    time.sleep(20)
+    return json.dumps({"sql": "SELECT count(*) AS n FROM customers"})
+
+
+def test_a_node_past_its_timeout_is_cancelled_on_ray(sample_lake, ray_local):
+    lake, _ = sample_lake
+    plan = Plan(question="q", nodes=(node("$var_1", "sql", "customers", "count", should_expose_answer=True),))
+    executor = Executor(lake, LLM(FakeBackend(slow_sql)), ExecSettings(mode="ray", node_timeout_s=3))
+    try:
+        [result] = executor.run(plan)
+    finally:
+        executor.close()
+    assert result.error == "timed out after 3 s"
+    assert "NODE_TIMEOUT_S" in result.advice[0]

@@ -151,3 +151,10 @@ def test_a_server_without_json_schema_support_gets_json_object_once():
     assert llm.complete([user("q")], Answer).value == Answer(value=7, unit="apples")
     assert llm.complete([user("q")], Answer).value.value == 7
     assert seen == ["json_schema", "json_object", "json_object"]
+
+
+def test_long_max_lengths_stay_out_of_the_grammar():
+    from lakeplanner.llm.local import grammar_safe
+
+    schema = {"properties": {"sql": {"type": "string", "maxLength": 1200}, "id": {"type": "string", "maxLength": 8}}}
+    assert grammar_safe(schema) == {"properties": {"sql": {"type": "string"}, "id": {"type": "string", "maxLength": 8}}}

@@ -116,3 +116,42 @@ def test_fixes_are_pure(schema):
     plan = one_node(sql="SELECT customer_name FROM customers")
     repair(plan, schema)
     assert validate(plan, schema)[0].code is Code.unknown_column  # the input plan is untouched
+
+
+def test_redundant_steps_are_dropped_and_a_wrong_tool_is_switched(schema):
+    plan = Plan(
+        question="How many customers are in the Enterprise segment?",
+        nodes=(
+            PlanNode(
+                question="count Enterprise customers",
+                tool="vector",
+                label="$var_1",
+                source="customers",
+                should_expose_answer=True,
+                answer_description="the count",
+            ),
+            PlanNode(
+                question="Enterprise customers",
+                tool="graph",
+                label="$var_2",
+                source="customers",
+                should_expose_answer=True,
+                answer_description="customers",
+            ),
+            PlanNode(
+                question="count enterprise customers",
+                tool="vector",
+                label="$var_3",
+                source="customers",
+                should_expose_answer=True,
+                answer_description="the count",
+            ),
+            PlanNode(question="segments", tool="sql", label="$var_4", source="customers"),
+        ),
+    )
+    result = repair(plan, schema)
+    assert result.ok and result.replans == 0, result.findings
+    [only] = result.plan.nodes
+    assert (only.label, only.tool) == ("$var_1", "sql")
+    assert any("$var_3: dropped, it repeats $var_1" in e for e in result.edits)
+    assert any("$var_2: dropped" in e for e in result.edits) and any("$var_4: dropped" in e for e in result.edits)

@@ -9,7 +9,7 @@ from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.results import Answer, NodeResult
 from lakeplanner.execute.synthesize import abstain, synthesize
 from lakeplanner.lineage.runs import RunRecord, save_run
-from lakeplanner.lineage.steps import Recorder, RecordingLLM
+from lakeplanner.lineage.steps import Recorder, RecordingLLM, data_chars
 from lakeplanner.lineage.tracing import Lineage
 from lakeplanner.plan.cache import DEFAULT_CONTEXT, Context
 from lakeplanner.plan.planner import Planner
@@ -107,6 +107,7 @@ def ask(
                         }
                     )
                 answer.timings["execute_s"] = execute_s
+                answer.data_chars = data_chars(synthesis.steps) + sum(data_chars(r.steps) for r in results)
             answer.plan_cache = planned.cache
             answer.timings["plan_s"] = plan_s
             answer.timings["total_s"] = time.perf_counter() - started

@@ -122,38 +122,44 @@ class Executor:
             results[node.label], bindings[node.label] = task.remote(
                 node, needed[node.label], services, self.settings, *inputs
             )
+        yield from self._collect(ray, plan, results)
+
+    def _collect(self, ray, plan: Plan, results: dict) -> Iterator[NodeResult]:
+        """Yield results as they finish. A node's clock starts when its inputs are done (at once for
+        the roots); past node_timeout_s it is cancelled, and so are the nodes waiting on it."""
+        dependencies = plan.dependencies()
         pending = {ref: label for label, ref in results.items()}
+        finished: set[str] = set()
+        ready_at = {label: time.monotonic() for label, deps in dependencies.items() if not deps}
+        limit = self.settings.node_timeout_s
         while pending:
-            done, _ = ray.wait(list(pending), num_returns=1, timeout=self.settings.node_timeout_s)
-            if not done:
-                for ref, label in pending.items():
-                    ray.cancel(ref, force=True)
-                    node = plan.node(label)
-                    yield NodeResult(
-                        label=label,
-                        tool=node.tool,
-                        source=node.source,
-                        question=node.question,
-                        exposed=node.should_expose_answer,
-                        error=f"timed out: nothing finished within {self.settings.node_timeout_s:.0f} s",
-                        advice=["raise LAKEPLANNER_EXEC_NODE_TIMEOUT_S, or check the Ray cluster"],
-                    )
-                return
+            now = time.monotonic()
+            waits = [ready_at[label] + limit - now for label in pending.values() if label in ready_at]
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=max(0.0, min(waits, default=limit)))
             for ref in done:
-                pending.pop(ref)
+                label = pending.pop(ref)
+                finished.add(label)
                 try:
                     yield ray.get(ref)
                 except ray.exceptions.RayError as e:
-                    label = results_label(results, ref)
-                    node = plan.node(label)
-                    yield NodeResult(
-                        label=label,
-                        tool=node.tool,
-                        source=node.source,
-                        question=node.question,
-                        exposed=node.should_expose_answer,
-                        error=f"the Ray task failed: {e}"[:500],
-                        advice=["the Ray worker died; retry, or run with LAKEPLANNER_EXEC_MODE=serial"],
+                    yield failure(
+                        plan.node(label),
+                        f"the Ray task failed: {str(e).splitlines()[0]}",
+                        "the Ray worker died; retry, or run with LAKEPLANNER_EXEC_MODE=serial",
+                    )
+            now = time.monotonic()
+            for label, deps in dependencies.items():
+                if label not in ready_at and set(deps) <= finished:
+                    ready_at[label] = now
+            for ref, label in list(pending.items()):
+                if label in ready_at and now - ready_at[label] > limit:
+                    ray.cancel(ref, force=True)
+                    pending.pop(ref)
+                    finished.add(label)
+                    yield failure(
+                        plan.node(label),
+                        f"timed out after {limit:.0f} s",
+                        "raise LAKEPLANNER_EXEC_NODE_TIMEOUT_S, or check the Ray cluster",
                     )
 
     def _ray_module(self):
@@ -209,5 +215,13 @@ def actor_llm_factory(llm: LLM) -> Callable[[], LLM]:
     return functools.partial(get_llm, llm.settings)
 
 
-def results_label(results: dict, ref) -> str:
-    return next(label for label, r in results.items() if r == ref)
+def failure(node: PlanNode, error: str, advice: str) -> NodeResult:
+    return NodeResult(
+        label=node.label,
+        tool=node.tool,
+        source=node.source,
+        question=node.question,
+        exposed=node.should_expose_answer,
+        error=error,
+        advice=[advice],
+    )

@@ -16,6 +16,8 @@ import duckdb
 import pyarrow as pa
 from pyiceberg import expressions as ice
 from sqlglot import exp
+from sqlglot.errors import OptimizeError
+from sqlglot.optimizer.qualify import qualify
 
 from lakeplanner.errors import EngineError, LakeplannerError, MissingDependencyError
 from lakeplanner.execute.sql import SqlRuntimeError
@@ -155,6 +157,7 @@ class DuckDBEngine:
 
     def run(self, statement: exp.Select, snapshots: dict[str, int | None] | None = None) -> Scan:
         snapshots = dict(snapshots or {})
+        statement = self._qualified(statement)
         con = duckdb.connect()
         scanned = total = 0
         pushed = {}
@@ -180,11 +183,22 @@ class DuckDBEngine:
             con.close()
         return Scan(result, snapshots, scanned, total, pushed)
 
-    @staticmethod
-    def _columns_for(name: str, statement: exp.Select, columns: set[str]) -> set[str]:
-        """Columns of `name` used under any alias (one scan per table)."""
+    def _qualified(self, statement: exp.Select) -> exp.Select:
+        """Every column tied to its table, so each scan reads only its own columns."""
+        schema = {
+            t.name: {f.name: "VARCHAR" for f in self.lake.table(t.name).schema().fields}
+            for t in statement.find_all(exp.Table)
+        }
+        try:
+            return qualify(statement.copy(), schema=schema, dialect="duckdb")
+        except OptimizeError as e:
+            raise SqlRuntimeError(f"DuckDB: {e}", hint="the SQL names a column the table lacks") from e
+
+    def _columns_for(self, name: str, statement: exp.Select, columns: set[str]) -> set[str]:
+        """Columns of `name` used under any alias (one scan per table); count(*) still needs one."""
         aliases = {t.alias_or_name for t in statement.find_all(exp.Table) if t.name == name}
-        return {c.name for c in statement.find_all(exp.Column) if c.table in aliases} or columns
+        used = {c.name for c in statement.find_all(exp.Column) if c.table in aliases} or columns
+        return used or {self.lake.table(name).schema().fields[0].name}
 
 
 @register_engine("trino")

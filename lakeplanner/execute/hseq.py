@@ -21,7 +21,7 @@ from lakeplanner.execute.results import Evidence, canonical
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, system, user
 
-SNIPPET_CHARS = 600
+SNIPPET_CHARS = 400
 SELECT_TOKENS = 160
 
 ITERATE_INSTRUCTIONS = """You pick evidence for a question from numbered passages of a data lake. \
@@ -149,6 +149,8 @@ def iterate(
             window_prompt(question, guidance, window, state.selected, budget.top_k),
             selection_model(ids, budget.top_k),
             max_tokens=SELECT_TOKENS,
+            data_chars=sum(len(s.content[:SNIPPET_CHARS]) for s in window)
+            + sum(len(s.content[:200]) for s in state.selected),
         )
         pick: Selection = done.value
         chosen = [window[ids.index(i)] for i in dict.fromkeys(pick.selected)][: budget.top_k]

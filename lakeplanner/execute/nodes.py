@@ -112,7 +112,10 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     for attempt in range(settings.sql_retries + 1):
         if sql is None or feedback is not None:
             messages = sqlnode.sql_messages(node, contract, tables, bound, feedback)
-            sql = recorder.complete(services.llm, "sql.write", messages, sqlnode.SqlDraft, max_tokens=300).value.sql
+            shown = sqlnode.examples_chars(contract, tables)  # bound values stay out of the prompt
+            sql = recorder.complete(
+                services.llm, "sql.write", messages, sqlnode.SqlDraft, max_tokens=300, data_chars=shown
+            ).value.sql
         sql, edits = _fix_names(node, sql, schema)
         try:
             statement = sqlnode.checked(
@@ -192,7 +195,7 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
         evidence_tokens=settings.evidence_tokens,
     )
     reader = SegmentReader(lake.catalog)
-    state = run_iteration(node, hits, reader, services.llm, recorder, budget)
+    state = run_iteration(node, hits, reader, services.llm, recorder, budget, services.rerank)
     if not state.selected and not reader.paragraphs(node.source, [hits[0].chunk.document_id]):
         from lakeplanner.execute.hseq import iterate
 

@@ -96,3 +96,4 @@ class Answer(BaseModel):
     nodes: list[NodeResult] = Field(default_factory=list)
     advice: list[str] = Field(default_factory=list)
     plan_cache: str | None = None
+    data_chars: int = 0  # characters of lake data the LLM was shown for this answer

@@ -28,6 +28,10 @@ def search_and_rerank(lake, collection: str, text: str, filter: str, limit: int)
     return [hits[i].model_copy(update={"score": float(scores[i])}) for i in order]
 
 
+def relevance(query: str, texts: Sequence[str]) -> list[float]:
+    return [float(x) for x in default_reranker().score(query, list(texts))]
+
+
 class LocalServices:
     def __init__(self, lake, llm: LLM) -> None:
         self.lake = lake
@@ -35,6 +39,9 @@ class LocalServices:
 
     def search(self, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
         return search_and_rerank(self.lake, collection, text, filter, limit)
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        return relevance(query, texts)
 
 
 class ServiceActor:
@@ -56,6 +63,9 @@ class ServiceActor:
 
     def search(self, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
         return search_and_rerank(self.lake, collection, text, filter, limit)
+
+    def rerank(self, query: str, texts: list[str]) -> list[float]:
+        return relevance(query, texts)
 
     def close(self) -> None:
         self.lake.close()
@@ -98,6 +108,11 @@ class ActorServices:
         import ray
 
         return ray.get(self.actor.search.remote(collection, text, filter, limit))
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        import ray
+
+        return ray.get(self.actor.rerank.remote(query, list(texts)))
 
     def __getstate__(self) -> dict:
         return {k: self.__dict__[k] for k in ("lake_path", "actor", "model_name", "settings")}

@@ -30,7 +30,7 @@ class ExecSettings(BaseSettings):
     binding_cap: int = Field(500, description="values of one bound column passed to a successor")
     sql_retries: int = Field(2, description="times a failing SQL statement is rewritten with its error")
     search_limit: int = Field(12, description="chunks hybrid search returns before reranking")
-    window: int = Field(8, description="HSEQ: segments shown per iteration step")
+    window: int = Field(6, description="HSEQ: segments shown per iteration step")
     top_k: int = Field(3, description="HSEQ: segments the LLM may select per step")
     min_steps: int = Field(1, description="HSEQ: T_min, steps before a sufficiency flag may stop")
     max_steps: int = Field(3, description="HSEQ: T_max")

@@ -89,6 +89,11 @@ def schema_block(contract: Contract, tables: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def examples_chars(contract: Contract, tables: Sequence[str]) -> int:
+    """Characters of lake data (example values) the SQL prompt shows."""
+    return sum(len(f.examples[0][:25]) for t in tables for f in contract.fields_of(t) if f.column and f.examples)
+
+
 def sql_messages(
     node: PlanNode, contract: Contract, tables: Sequence[str], bound: dict[str, int], feedback: str | None = None
 ) -> list[Message]:

@@ -4,7 +4,7 @@ HSEQ iteration over the retrieved documents' segments -> canonical evidence pack
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pyiceberg.exceptions import NoSuchTableError
@@ -19,6 +19,8 @@ from lakeplanner.llm.base import LLM
 from lakeplanner.plan.model import REFERENCE, PlanNode
 
 MAX_FILTER_VALUES = 500
+STREAM_CAP = 40
+Relevance = Callable[[str, Sequence[str]], list[float]]
 
 
 @dataclass(frozen=True)
@@ -117,16 +119,24 @@ class SegmentReader:
         return self._read(And(EqualTo("source", table), And(EqualTo("level", "row"), In("row_key", list(keys)))))
 
 
-def segment_stream(hits: Sequence[SearchHit], paragraphs: dict[str, list[Segment]]) -> list[Segment]:
-    """Order rho: for each hit in rank order, the paragraphs its chunk spans (ties by offset)."""
-    stream: list[Segment] = []
+def segment_stream(
+    hits: Sequence[SearchHit], paragraphs: dict[str, list[Segment]], relevance: Relevance, query: str
+) -> list[Segment]:
+    """Order rho over the paragraphs the hits' chunks span: by cross-encoder relevance to the query,
+    ties by hit rank, then offset; at most STREAM_CAP, so the stream is bounded however long the
+    documents are."""
+    candidates: list[Segment] = []
     for hit in hits:
         chunk = hit.chunk
         for p in paragraphs.get(chunk.document_id, []):
             overlaps = (p.start or 0) < chunk.end and (p.end or 0) > chunk.start
-            if overlaps and p not in stream:
-                stream.append(p)
-    return stream
+            if overlaps and p not in candidates and p.content.strip():
+                candidates.append(p)
+    if len(candidates) < 2:
+        return candidates
+    scores = relevance(query, [c.content[:1000] for c in candidates])
+    order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
+    return [candidates[i] for i in order[:STREAM_CAP]]
 
 
 def neighbour_finder(paragraphs: dict[str, list[Segment]], hits: Sequence[SearchHit], reader: SegmentReader):
@@ -150,11 +160,17 @@ def neighbour_finder(paragraphs: dict[str, list[Segment]], hits: Sequence[Search
 
 
 def run_iteration(
-    node: PlanNode, hits: Sequence[SearchHit], reader: SegmentReader, llm: LLM, recorder: Recorder, budget: Budget
+    node: PlanNode,
+    hits: Sequence[SearchHit],
+    reader: SegmentReader,
+    llm: LLM,
+    recorder: Recorder,
+    budget: Budget,
+    relevance: Relevance,
 ) -> Iteration:
     documents = list(dict.fromkeys(h.chunk.document_id for h in hits))
     paragraphs = reader.paragraphs(node.source, documents)
-    stream = segment_stream(hits, paragraphs)
+    stream = segment_stream(hits, paragraphs, relevance, REFERENCE.sub("", node.question))
     guidance = node.answer_description or ""
     with recorder.step("hseq.iterate", collection=node.source, stream=len(stream)) as step:
         state = iterate(

@@ -43,7 +43,7 @@ class Recorder:
         finally:
             record.end_ns = time.time_ns()
 
-    def llm_call(self, purpose: str, completion: Completion, started_ns: int) -> None:
+    def llm_call(self, purpose: str, completion: Completion, started_ns: int, data_chars: int = 0) -> None:
         """A finished LLM call, with the GenAI semantic-convention attributes."""
         self.steps.append(
             Step(
@@ -57,14 +57,22 @@ class Recorder:
                     "gen_ai.usage.output_tokens": completion.usage.completion_tokens,
                     "lakeplanner.llm.purpose": purpose,
                     "lakeplanner.llm.attempts": completion.attempts,
+                    "lakeplanner.llm.data_chars": data_chars,
                 },
             )
         )
 
     def complete(
-        self, llm: LLM, purpose: str, messages: list[Message], output: type[T] | None = None, max_tokens: int = 400
+        self,
+        llm: LLM,
+        purpose: str,
+        messages: list[Message],
+        output: type[T] | None = None,
+        max_tokens: int = 400,
+        data_chars: int = 0,
     ) -> Completion[T]:
-        """llm.complete, recorded as a step (also when it fails)."""
+        """llm.complete, recorded as a step (also when it fails); `data_chars` counts the characters
+        of lake data (cells, examples, passages) the prompt shows."""
         started = time.time_ns()
         try:
             done = llm.complete(messages, output, max_tokens=max_tokens)
@@ -79,7 +87,7 @@ class Recorder:
                 )
             )
             raise
-        self.llm_call(purpose, done, started)
+        self.llm_call(purpose, done, started, data_chars)
         return done
 
 
@@ -96,3 +104,7 @@ class RecordingLLM(LLM):
         done = super().complete(messages, output, max_tokens=max_tokens)
         self.recorder.llm_call(self.purpose, done, started)
         return done
+
+
+def data_chars(steps: list[Step]) -> int:
+    return sum(int(s.attributes.get("lakeplanner.llm.data_chars", 0)) for s in steps)

@@ -34,11 +34,20 @@ BUILD_HINT = (
 )
 
 
+GRAMMAR_MAX_LENGTH = 64
+
+
 def grammar_safe(schema: Any) -> Any:
-    """The schema without regex `pattern`s: llama.cpp's grammar built from one can segfault (seen with
-    0.3.36); the pydantic model still validates the pattern after decoding."""
+    """The schema without regex `pattern`s (llama.cpp's grammar built from one can segfault, seen with
+    0.3.36) and without long `maxLength`s (a grammar nests one optional rule per character and llama.cpp
+    refuses it past a few hundred); the pydantic model still validates both after decoding."""
     if isinstance(schema, dict):
-        return {k: grammar_safe(v) for k, v in schema.items() if not (k == "pattern" and isinstance(v, str))}
+        return {
+            k: grammar_safe(v)
+            for k, v in schema.items()
+            if not (k == "pattern" and isinstance(v, str))
+            and not (k == "maxLength" and isinstance(v, int) and v > GRAMMAR_MAX_LENGTH)
+        }
     if isinstance(schema, list):
         return [grammar_safe(v) for v in schema]
     return schema

@@ -48,6 +48,10 @@ FIXABLE = {
     Code.unknown_tool,
     Code.missing_answer_description,
     Code.no_exposed_node,
+    Code.tool_source_mismatch,
+    Code.graph_without_input,
+    Code.duplicate_node,
+    Code.unused_node,
 }
 CAUSES = {
     Code.unknown_column: Cause.schema_drift,
@@ -57,6 +61,9 @@ CAUSES = {
     Code.unknown_return_column: Cause.schema_drift,
     Code.unknown_source: Cause.schema_drift,
     Code.unknown_tool: Cause.tool_choice,
+    Code.graph_without_input: Cause.plan_shape,
+    Code.duplicate_node: Cause.plan_shape,
+    Code.unused_node: Cause.plan_shape,
     Code.tool_source_mismatch: Cause.tool_choice,
     Code.graph_without_link: Cause.tool_choice,
     Code.sql_parse_error: Cause.sql_logic,
@@ -184,6 +191,36 @@ class Fixer:
         self.edits.append(f"{node.label}: answer_description from its question")
         return plan.replace(node.label, answer_description=node.question)
 
+    def fix_tool_source_mismatch(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        """A table is read with sql, a collection with vector search."""
+        if node is None:
+            return plan
+        tool = Tool.sql if node.source in self.schema.tables else Tool.vector
+        self.edits.append(f"{node.label}: tool {node.tool} -> {tool.value} for {node.source}")
+        return plan.replace(node.label, tool=tool.value)
+
+    def fix_duplicate_node(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        """Drop the repeat; its readers read the first one."""
+        if node is None or finding.subject is None:
+            return plan
+        self.edits.append(f"{node.label}: dropped, it repeats {finding.subject}")
+        exposed = node.should_expose_answer
+        plan = drop(plan, node.label, rename_to=finding.subject)
+        return plan.replace(finding.subject, should_expose_answer=True) if exposed else plan
+
+    def fix_graph_without_input(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        return self._drop_unread(plan, node, "a graph step needs an earlier result to traverse from")
+
+    def fix_unused_node(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        return self._drop_unread(plan, node, "nothing reads or shows its result")
+
+    def _drop_unread(self, plan: Plan, node: PlanNode | None, why: str) -> Plan:
+        read = {label for deps in plan.dependencies().values() for label in deps}
+        if node is None or node.label in read or len(plan.nodes) < 2:
+            return plan
+        self.edits.append(f"{node.label}: dropped ({why})")
+        return drop(plan, node.label)
+
     def fix_no_exposed_node(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """Expose the sinks: nodes no other node reads."""
         read = {label for deps in plan.dependencies().values() for label in deps}
@@ -195,6 +232,24 @@ class Fixer:
                 answer_description=sink.answer_description or plan.question or sink.question,
             )
         return plan
+
+
+def drop(plan: Plan, label: str, rename_to: str | None = None) -> Plan:
+    """The plan without one node; references to it are pointed at `rename_to` when given."""
+
+    def renamed(text: str | None) -> str | None:
+        if text is None or rename_to is None:
+            return text
+        return REFERENCE.sub(
+            lambda m: m.group(0).replace(label, rename_to) if f"$var_{m.group(1)}" == label else m.group(0), text
+        )
+
+    nodes = tuple(
+        n.model_copy(update={"question": renamed(n.question), "sql": renamed(n.sql), "filter": renamed(n.filter)})
+        for n in plan.nodes
+        if n.label != label
+    )
+    return plan.model_copy(update={"nodes": nodes})
 
 
 def restore_references(original: str, rewritten: str) -> str:

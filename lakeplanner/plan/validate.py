@@ -50,6 +50,9 @@ class Code(StrEnum):
     unknown_reference_column = "S009"
     cycle = "S010"
     empty_plan = "S011"
+    graph_without_input = "S012"
+    duplicate_node = "S013"
+    unused_node = "S014"
     unknown_source = "M001"
     tool_source_mismatch = "M002"
     sql_parse_error = "M003"
@@ -154,6 +157,37 @@ def check_tools_and_labels(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
                 message=f"label {node.label} is bound twice",
             )
         seen.add(node.label)
+
+
+def check_redundancy(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
+    """Work that cannot contribute: a traversal with nothing to start from, a step asked twice, a step
+    whose result nobody reads and nobody sees."""
+    seen: dict[tuple[str, str, str], str] = {}
+    read = {label for deps in plan.dependencies().values() for label in deps}
+    exposes = any(n.should_expose_answer for n in plan.nodes)  # else the sinks get exposed instead
+    for node in plan.nodes:
+        key = (node.tool, node.source, " ".join(node.question.lower().split()))
+        if key in seen:
+            yield Finding(
+                code=Code.duplicate_node,
+                node=node.label,
+                subject=seen[key],
+                message=f"{node.label} repeats {seen[key]} (same tool, source and question)",
+            )
+            continue
+        seen[key] = node.label
+        if node.tool == Tool.graph and not node.references():
+            yield Finding(
+                code=Code.graph_without_input,
+                node=node.label,
+                message=f"graph step {node.label} references no earlier $var_n.column to traverse from",
+            )
+        elif exposes and not node.should_expose_answer and node.label not in read and len(plan.nodes) > 1:
+            yield Finding(
+                code=Code.unused_node,
+                node=node.label,
+                message=f"{node.label} is neither exposed nor read by a later step",
+            )
 
 
 def check_exposure(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
@@ -401,6 +435,7 @@ STRUCTURAL: tuple[Rule, ...] = (
     check_exposure,
     check_references,
     check_acyclic,
+    check_redundancy,
 )
 SEMANTIC: tuple[Rule, ...] = (check_sources, check_sql, check_vector_filters)
 
