@@ -8,6 +8,7 @@ import pytest
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.llm import LLM
+from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.plan.model import Plan, PlanNode
 from lakeplanner.plan.validate import LakeSchema
@@ -287,3 +288,42 @@ def test_a_node_past_its_timeout_is_cancelled_on_ray(sample_lake, ray_local):
         executor.close()
     assert result.error == "timed out after 3 s"
     assert "NODE_TIMEOUT_S" in result.advice[0]
+
+
+def test_filters_quote_non_ascii_keys_as_milvus_reads_them(sample_lake):
+    from lakeplanner.execute.vector import Bound, document_filter
+
+    lake, _ = sample_lake
+    expression = document_filter(
+        "documents", [Bound("$var_1.billing_contact", "billing_contact", ("Javier López",))], lake.catalog
+    )
+    assert expression == 'array_contains_any(linked_keys, ["Javier López"])'
+    assert (
+        lake.vectors.hybrid_search("documents", "payment", default_embedder().embed_query("payment"), filter=expression)
+        == []
+    )
+
+
+def test_only_referenced_columns_flow_and_a_bare_reference_takes_the_declared_returns():
+    from lakeplanner.execute.results import NodeResult
+    from lakeplanner.execute.variables import WHOLE, referenced_columns, slim
+
+    plan = Plan(
+        question="q",
+        nodes=(
+            node("$var_1", "sql", "customers", "c", returns=("customer_id",)),
+            node("$var_2", "sql", "invoices", "invoices of $var_1", should_expose_answer=True, answer_description="x"),
+        ),
+    )
+    assert referenced_columns(plan) == {"$var_1": {WHOLE}, "$var_2": set()}
+    result = NodeResult(
+        label="$var_1",
+        tool="sql",
+        source="customers",
+        question="c",
+        returns=["customer_id"],
+        columns=["name", "customer_id"],
+        rows=[{"name": f"n{i}", "customer_id": f"C{i % 3}"} for i in range(9)],
+    )
+    binding = slim(result, {WHOLE}, cap=2)
+    assert binding.columns == {"customer_id": ["C0", "C1"]} and binding.truncated

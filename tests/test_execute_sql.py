@@ -100,3 +100,8 @@ def test_single_table_predicates_are_pushed_down():
 def test_flipped_comparison_is_normalised():
     condition = parse_select("SELECT * FROM t WHERE 5 < x").args["where"].this
     assert iceberg_filter(condition) == ("", ice.GreaterThan("x", 5))
+
+
+def test_a_bare_reference_names_the_only_bound_column():
+    statement = bind("SELECT * FROM invoices WHERE invoice_id IN ($var_1)", {"$var_1": {"invoice_id": ["INV-1"]}})
+    assert "invoice_id IN ('INV-1')" in statement.sql("duckdb")

@@ -101,3 +101,45 @@ def test_ask_command_prints_the_cited_answer(sample_lake, monkeypatch):
     assert "1/15 Net 45" in result.output
     assert "$var_2 (vector on documents_contracts) done: 1/15 Net 45" in result.output  # streamed
     assert "documents_contracts/CTR-C001 chars" in result.output and "trace " in result.output
+
+
+def test_spans_also_go_to_a_configured_otlp_endpoint(sample_lake):
+    """A loopback HTTP receiver stands in for an OTLP collector."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from lakeplanner.execute.settings import ExecSettings
+
+    received = []
+
+    class Collector(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            return None
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append((self.path, self.headers["Content-Type"], body))
+            self.send_response(200)
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    lake, _ = sample_lake
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}/v1/traces"
+    try:
+        answer = lake.ask(
+            TWO_HOP, llm=two_hop_llm(), settings=ExecSettings(mode="serial", otlp_endpoint=endpoint), use_cache=False
+        )
+    finally:
+        server.shutdown()
+    assert received and all(path == "/v1/traces" and kind == "application/x-protobuf" for path, kind, _ in received)
+    names = set()
+    for _, _, body in received:
+        request = ExportTraceServiceRequest.FromString(body)
+        names |= {s.name for r in request.resource_spans for ss in r.scope_spans for s in ss.spans}
+        assert {s.trace_id.hex() for r in request.resource_spans for ss in r.scope_spans for s in ss.spans} == {
+            answer.trace_id
+        }
+    assert {"lakeplanner.ask", "node $var_1", "sql.execute"} <= names

@@ -155,3 +155,31 @@ def test_redundant_steps_are_dropped_and_a_wrong_tool_is_switched(schema):
     assert (only.label, only.tool) == ("$var_1", "sql")
     assert any("$var_3: dropped, it repeats $var_1" in e for e in result.edits)
     assert any("$var_2: dropped" in e for e in result.edits) and any("$var_4: dropped" in e for e in result.edits)
+
+
+def test_a_reference_is_pointed_at_the_link_column(schema):
+    plan = Plan(
+        question="payment terms of INV-1078",
+        nodes=(
+            PlanNode(
+                question="the contract of the customer of INV-1078",
+                tool="sql",
+                label="$var_1",
+                source="invoices",
+                returns=("document_id",),
+            ),
+            PlanNode(
+                question="payment terms in documents with document_id in $var_1.document_id",
+                tool="vector",
+                label="$var_2",
+                source="documents_contracts",
+                should_expose_answer=True,
+                answer_description="terms",
+            ),
+        ),
+    )
+    assert [f.code for f in validate(plan, schema)] == [Code.unlinked_reference]
+    result = repair(plan, schema)
+    assert result.ok and result.replans == 0
+    first, second = result.plan.nodes
+    assert "$var_1.contract_document_id" in second.question and "contract_document_id" in first.returns

@@ -114,3 +114,11 @@ def test_composite_confidence_discounts_hops_and_partial_nodes():
     assert composite_confidence([ROWS, PASSAGE], 0.9) == round(0.95 * 0.9, 3)
     partial = PASSAGE.model_copy(update={"advice": ["evidence iteration stopped without sufficiency (step cap)"]})
     assert composite_confidence([partial], 0.9) == 0.72
+
+
+def test_a_misquoted_single_value_is_replaced_by_the_cell():
+    one_cell = ROWS.model_copy(update={"rows": [{"total": 620176.77}], "answer_description": "unpaid EUR total"})
+    llm = llm_saying(answer="618,926.27", sentence="About 618,926.27 EUR.", sources=["R1"])
+    answer = synthesize("Total unpaid?", [one_cell], llm, Recorder())
+    assert answer.value == "620,176.77" and answer.text == "unpaid EUR total: 620,176.77."
+    assert answer.confidence == 1.0

@@ -11,6 +11,7 @@ or when the stream runs dry; the selection becomes the canonical evidence packag
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -25,9 +26,9 @@ SNIPPET_CHARS = 400
 SELECT_TOKENS = 160
 
 ITERATE_INSTRUCTIONS = """You pick evidence for a question from numbered passages of a data lake. \
-Select the passages (at most {k}) that help answer the question; select none if none help. Set \
-sufficient to true when the passages selected so far are enough to answer. If they state the answer, \
-copy it into answer (a short value: a name, id, number, date or phrase, as written); else leave it empty."""
+Select the 1 to {k} passages most useful for answering the question. Set sufficient to true when the \
+passages selected so far are enough to answer. If they state the answer, copy it into answer (a short \
+value: a name, id, number, date or phrase, as written); else leave it empty."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,26 @@ class Segment:
 
     def tokens(self) -> int:
         return len(self.content[:SNIPPET_CHARS]) // 4 + 1
+
+
+# Question-type templates (seed 001 §2.4: heuristic guidance when the planner gives none): the first
+# pattern that matches the question says what kind of evidence ends the search.
+TEMPLATES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"\b(how (many|much)|total|sum|average|number of|percent|rate|amount)\b", re.I),
+        "a passage stating the number or amount asked for",
+    ),
+    (re.compile(r"\b(when|date|day|year|deadline|period|within)\b", re.I), "a passage stating the date or period"),
+    (re.compile(r"\b(who|which (customer|company|party|person)|name)\b", re.I), "a passage naming the party"),
+    (re.compile(r"\b(why|because|reason|disput)\w*", re.I), "a passage stating the reason"),
+)
+
+
+def guidance_for(question: str, planner_hint: str | None = None) -> str:
+    """The planner's description of the answer when it gave one, else a question-type template."""
+    if planner_hint:
+        return planner_hint
+    return next((text for pattern, text in TEMPLATES if pattern.search(question)), "passages that answer the question")
 
 
 class Budget(BaseModel):

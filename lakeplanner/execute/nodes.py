@@ -67,6 +67,7 @@ def run_node(node: PlanNode, inputs: dict[str, Binding], services, settings: Exe
         question=node.question,
         exposed=node.should_expose_answer,
         answer_description=node.answer_description,
+        returns=list(node.returns),
         bytes_in=sum(b.bytes for b in inputs.values()),
         rows_in=sum(b.values for b in inputs.values()),
     )

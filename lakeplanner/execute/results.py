@@ -49,6 +49,7 @@ class NodeResult(BaseModel):
     tool: str
     source: str
     question: str
+    returns: list[str] = Field(default_factory=list)  # the columns the plan said later steps need
     columns: list[str] = Field(default_factory=list)
     rows: list[dict[str, Any]] = Field(default_factory=list)  # capped; see rows_total
     rows_total: int = 0

@@ -143,6 +143,8 @@ def bind(sql: str, values: dict[str, dict[str, list[Any]]]) -> exp.Select:
     def to_placeholder(match) -> str:
         number, column = match.group(1), match.group(2)
         label = f"$var_{number}"
+        if column is None and len(values.get(label, {})) == 1:  # a bare $var_n names its only column
+            column = next(iter(values[label]))
         if column is None or column not in values.get(label, {}):
             raise SqlError(f"{match.group(0)} is not bound", hint=f"{label} returns {sorted(values.get(label, {}))}")
         name = _placeholder(number, column)

@@ -163,11 +163,17 @@ def citations_for(
 
 
 def fallback_value(results: list[NodeResult]) -> str | None:
-    """When the LLM cannot answer: a single structured cell is the answer by itself (c_ground 1.0)."""
-    for r in results:
-        if r.tool != "vector" and len(r.rows) == 1 and len(r.rows[0]) == 1:
-            return str(next(iter(r.rows[0].values())))
-    return None
+    """A single structured cell is the answer by itself (c_ground 1.0): used when the LLM cannot
+    answer, or when it misquotes the one value the SQL engine computed."""
+    cells = [
+        next(iter(r.rows[0].values()))
+        for r in results
+        if r.tool != "vector" and len(r.rows) == 1 and len(r.rows[0]) == 1
+    ]
+    if len(cells) != 1 or cells[0] is None:
+        return None
+    cell = cells[0]
+    return format_number(float(cell)) if isinstance(cell, float) else str(cell)
 
 
 def synthesize(question: str, results: list[NodeResult], llm: LLM, recorder: Recorder) -> Answer:
@@ -198,6 +204,10 @@ def synthesize(question: str, results: list[NodeResult], llm: LLM, recorder: Rec
         except LakeplannerError as e:
             return abstain(answer, e.message, started)
     c_ground = grounding(value, exposed, calculated)
+    if c_ground == 0.0 and not calculated and (cell := fallback_value(exposed)) is not None:
+        description = next((r.answer_description for r in exposed if r.answer_description), None) or "Answer"
+        value, c_ground = cell, 1.0
+        draft = draft.model_copy(update={"sentence": f"{description}: {cell}."})
     if c_ground == 0.0:
         return abstain(answer, f"the answer {value!r} is not supported by the retrieved rows or passages", started)
     answer.value = value

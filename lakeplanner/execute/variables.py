@@ -29,17 +29,24 @@ class Binding(BaseModel):
         return sum(len(v) for v in self.columns.values())
 
 
+WHOLE = "*"  # a bare $label reference: the node's declared returns, else its first column
+
+
 def referenced_columns(plan: Plan) -> dict[str, set[str]]:
-    """label -> the columns any successor references as $label.column."""
+    """label -> the columns any successor references as $label.column (WHOLE for a bare $label)."""
     needed: dict[str, set[str]] = {n.label: set() for n in plan.nodes}
     for node in plan.nodes:
         for ref in node.references():
-            if ref.column and ref.label in needed:
-                needed[ref.label].add(ref.column)
+            if ref.label in needed:
+                needed[ref.label].add(ref.column or WHOLE)
     return needed
 
 
 def slim(result: NodeResult, columns: set[str], cap: int) -> Binding:
+    if WHOLE in columns:
+        present = [c for c in result.columns if not c.startswith("_")]
+        declared = [c for c in present if c in set(result.returns)]
+        columns = (columns - {WHOLE}) | set(declared or present[:1])
     out: dict[str, list[Any]] = {}
     truncated = False
     for column in sorted(columns):

@@ -11,9 +11,9 @@ from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.expressions import And, EqualTo, In
 
 from lakeplanner.contract.links import DocumentIndex
-from lakeplanner.execute.hseq import Budget, Iteration, Segment, iterate
+from lakeplanner.execute.hseq import Budget, Iteration, Segment, guidance_for, iterate
 from lakeplanner.ingest.segments import SEGMENTS_TABLE, stored_documents
-from lakeplanner.ingest.vectors import SearchHit, _in_filter
+from lakeplanner.ingest.vectors import SearchHit, _in_filter, _string_literal
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM
 from lakeplanner.plan.model import REFERENCE, PlanNode
@@ -62,7 +62,7 @@ def document_filter(collection: str, bound: Sequence[Bound], catalog) -> str:
     if documents:
         return _in_filter("document_id", documents)
     if row_keys:
-        keys = ", ".join(json.dumps(k) for k in list(dict.fromkeys(row_keys))[:MAX_FILTER_VALUES])
+        keys = ", ".join(_string_literal(k) for k in list(dict.fromkeys(row_keys))[:MAX_FILTER_VALUES])
         return f"array_contains_any(linked_keys, [{keys}])"
     return ""
 
@@ -171,7 +171,7 @@ def run_iteration(
     documents = list(dict.fromkeys(h.chunk.document_id for h in hits))
     paragraphs = reader.paragraphs(node.source, documents)
     stream = segment_stream(hits, paragraphs, relevance, REFERENCE.sub("", node.question))
-    guidance = node.answer_description or ""
+    guidance = guidance_for(node.question, node.answer_description)
     with recorder.step("hseq.iterate", collection=node.source, stream=len(stream)) as step:
         state = iterate(
             REFERENCE.sub("", node.question),

@@ -52,6 +52,7 @@ FIXABLE = {
     Code.graph_without_input,
     Code.duplicate_node,
     Code.unused_node,
+    Code.unlinked_reference,
 }
 CAUSES = {
     Code.unknown_column: Cause.schema_drift,
@@ -60,6 +61,7 @@ CAUSES = {
     Code.unknown_filter_field: Cause.schema_drift,
     Code.unknown_return_column: Cause.schema_drift,
     Code.unknown_source: Cause.schema_drift,
+    Code.unlinked_reference: Cause.schema_drift,
     Code.unknown_tool: Cause.tool_choice,
     Code.graph_without_input: Cause.plan_shape,
     Code.duplicate_node: Cause.plan_shape,
@@ -190,6 +192,30 @@ class Fixer:
             return plan
         self.edits.append(f"{node.label}: answer_description from its question")
         return plan.replace(node.label, answer_description=node.question)
+
+    def fix_unlinked_reference(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        """Point the reference at the one column that links the producer's rows to the collection."""
+        if node is None:
+            return plan
+        for ref in node.references():
+            producer = plan.node(ref.label)
+            if ref.column != finding.subject or producer is None:
+                continue
+            links = sorted(self.schema.link_columns(producer.source, node.source))
+            if len(links) != 1:
+                return plan
+            target = links[0]
+            old, new = f"{ref.label}.{ref.column}", f"{ref.label}.{target}"
+            self.edits.append(f"{node.label}: reference {old} -> {new} (the link to {node.source})")
+            plan = plan.replace(
+                node.label,
+                question=node.question.replace(old, new),
+                filter=node.filter and node.filter.replace(old, new),
+            )
+            if producer.returns and target not in producer.returns:
+                plan = plan.replace(producer.label, returns=(*producer.returns, target))
+            return plan
+        return plan
 
     def fix_tool_source_mismatch(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """A table is read with sql, a collection with vector search."""

@@ -65,6 +65,7 @@ class Code(StrEnum):
     graph_without_link = "M010"
     unknown_return_column = "M011"
     intent_drift = "M012"
+    unlinked_reference = "M013"
 
 
 class Finding(BaseModel):
@@ -84,6 +85,8 @@ class LakeSchema:
     collections: set[str]
     linked: set[str] = field(default_factory=set)
     joins: dict[str, set[str]] = field(default_factory=dict)  # table -> tables one foreign key away
+    document_links: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (table, collection) -> link columns
+    identifiers: dict[str, set[str]] = field(default_factory=dict)  # table -> its key columns
 
     @classmethod
     def from_contract(cls, contract: Contract) -> LakeSchema:
@@ -98,7 +101,11 @@ class LakeSchema:
         for fk in contract.foreign_keys:
             joins.setdefault(fk.source, set()).add(fk.target)
             joins.setdefault(fk.target, set()).add(fk.source)
-        return cls(tables, collections, linked, joins)
+        identifiers = {k.source: set(k.columns) for k in contract.identity_keys if k.identifier}
+        document_links: dict[tuple[str, str], set[str]] = {}
+        for lk in contract.links:
+            document_links.setdefault((lk.source, lk.collection), set()).add(lk.column)
+        return cls(tables, collections, linked, joins, document_links, identifiers)
 
     def columns(self, source: str) -> dict[str, FieldType]:
         if source in self.tables:
@@ -106,6 +113,17 @@ class LakeSchema:
         if source in self.collections:
             return dict.fromkeys(COLLECTION_FIELDS, FieldType.string)
         return {}
+
+    def link_columns(self, table: str, collection: str) -> set[str]:
+        """Columns of `table` or its join partners whose values name documents of `collection`."""
+        tables = {table, *self.joins.get(table, ())}
+        return {c for t in tables for c in self.document_links.get((t, collection), ())}
+
+    def columns_naming_documents(self, table: str, collection: str) -> set[str]:
+        """The link columns, and the keys of linked rows (chunks carry them as linked_keys)."""
+        tables = {table, *self.joins.get(table, ())}
+        keys = {c for t in tables if (t, collection) in self.document_links for c in self.identifiers.get(t, ())}
+        return self.link_columns(table, collection) | keys
 
     def reachable_columns(self, table: str) -> dict[str, FieldType]:
         """Columns a sql node on `table` can return: its own and those of tables it joins to."""
@@ -410,6 +428,33 @@ def check_sql_names(node: PlanNode, statement: exp.Expression, schema: LakeSchem
                 )
 
 
+def check_document_references(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
+    """A vector step can only be narrowed by values that name its documents: a link column (or the
+    linked row's key) of the table an earlier sql step read, or document ids from another search."""
+    for node in plan.nodes:
+        if node.tool != Tool.vector or node.source not in schema.collections:
+            continue
+        for ref in node.references():
+            producer = plan.node(ref.label)
+            if producer is None or ref.column is None or producer.tool == Tool.vector:
+                continue
+            if producer.source not in schema.tables:
+                continue
+            usable = schema.columns_naming_documents(producer.source, node.source)
+            if ref.column not in usable:
+                hint = (
+                    f"; use {' or '.join(sorted(usable))}"
+                    if usable
+                    else f"; no column of {producer.source} links to it"
+                )
+                yield Finding(
+                    code=Code.unlinked_reference,
+                    node=node.label,
+                    subject=ref.column,
+                    message=f"{ref.label}.{ref.column} does not name documents of {node.source}{hint}",
+                )
+
+
 def check_vector_filters(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
     for node in plan.nodes:
         if node.tool != Tool.vector or not node.filter:
@@ -437,7 +482,7 @@ STRUCTURAL: tuple[Rule, ...] = (
     check_acyclic,
     check_redundancy,
 )
-SEMANTIC: tuple[Rule, ...] = (check_sources, check_sql, check_vector_filters)
+SEMANTIC: tuple[Rule, ...] = (check_sources, check_sql, check_document_references, check_vector_filters)
 
 
 def validate(plan: Plan, schema: LakeSchema, rules: tuple[Rule, ...] = STRUCTURAL + SEMANTIC) -> list[Finding]:

@@ -1,0 +1,82 @@
+"""HSEQ iteration with a scripted selector: windows, neighbours, stopping rules, evidence package."""
+
+import json
+
+from lakeplanner.execute.hseq import Budget, Segment, guidance_for, iterate, package
+from lakeplanner.lineage.steps import Recorder
+from lakeplanner.llm import LLM
+from lakeplanner.llm.fake import FakeBackend
+
+
+def paragraphs(n: int, doc: str = "D1") -> list[Segment]:
+    return [
+        Segment(
+            id=f"{doc}/p{i}",
+            level="paragraph",
+            parent=doc,
+            source="docs",
+            container=doc,
+            position=i,
+            content=f"paragraph {i} " + "x" * 40,
+            start=100 * i,
+            end=100 * i + 50,
+            hash=f"h{i}",
+        )
+        for i in range(n)
+    ]
+
+
+def selector(picks: list[list[str]], sufficient: list[bool]):
+    """Reply per step: select window positions (p1..) and a sufficiency flag; record the windows."""
+    windows = []
+
+    def reply(messages, schema):
+        lines = [line for line in messages[-1].content.splitlines() if line.startswith("p")]
+        windows.append([line.split("] ", 1)[1].split()[1] for line in lines])
+        step = len(windows) - 1
+        return json.dumps({"selected": picks[step], "sufficient": sufficient[step], "answer": ""})
+
+    return LLM(FakeBackend(reply)), windows
+
+
+def test_windows_advance_and_stop_at_t_max():
+    llm, windows = selector([["p1"], ["p2"], ["p1"]], [False, False, False])
+    state = iterate("q", paragraphs(10), llm, Recorder(), budget=Budget(window=3, top_k=2, max_steps=3))
+    assert windows == [["0", "1", "2"], ["3", "4", "5"], ["6", "7", "8"]]
+    assert [s.id for s in state.selected] == ["D1/p0", "D1/p4", "D1/p6"]
+    assert state.stop == "step cap" and state.steps == 3
+
+
+def test_sufficiency_stops_only_after_t_min():
+    llm, _ = selector([["p1"], ["p1"]], [True, True])
+    state = iterate("q", paragraphs(10), llm, Recorder(), budget=Budget(window=2, min_steps=2, max_steps=5))
+    assert state.steps == 2 and state.stop == "sufficient"
+
+
+def test_selected_segments_pull_their_neighbours_forward():
+    stream = paragraphs(10)
+    llm, windows = selector([["p1"], []], [False, True])
+    iterate(
+        "q",
+        stream,
+        llm,
+        Recorder(),
+        budget=Budget(window=2, max_steps=2),
+        neighbours=lambda s: [stream[9]] if s.id == "D1/p0" else [],
+    )
+    assert windows[1][0] == "9"  # the neighbour of the pick comes before the rest of the stream
+
+
+def test_token_budget_and_the_canonical_package():
+    llm, _ = selector([["p1", "p2", "p3"]], [False])
+    state = iterate("q", paragraphs(5), llm, Recorder(), budget=Budget(window=3, top_k=3, evidence_tokens=20))
+    assert state.stop == "token budget"
+    evidence = package(state.selected + state.selected[:1])
+    assert len(evidence) == 3 and [e.offsets for e in evidence] == sorted(e.offsets for e in evidence)
+    assert evidence[0].uri == "docs/D1" and evidence[0].meta["sha1"] == "h0" and len(evidence[0].id) == 16
+
+
+def test_guidance_from_the_planner_or_a_template():
+    assert guidance_for("How many units were billed?") == "a passage stating the number or amount asked for"
+    assert guidance_for("Why was it disputed?") == "a passage stating the reason"
+    assert guidance_for("anything", "the refund window") == "the refund window"
