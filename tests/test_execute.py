@@ -97,7 +97,12 @@ def two_hop_llm():
         plan=TWO_HOP_PLAN,
         sql=TWO_HOP_SQL,
         select=pick_payment_terms,
-        draft={"answer": "1/15 Net 45", "sentence": "Invoice INV-1078 is payable 1/15 Net 45.", "sources": ["E1"]},
+        draft={
+            "answer": "1/15 Net 45",
+            "sentence": "Invoice INV-1078 is payable 1/15 Net 45.",
+            "sources": ["E1"],
+            "abstain": False,
+        },
     )
 
 
@@ -228,7 +233,7 @@ def test_milvus_down_gives_advice_and_keeps_partial_results(sample_lake, monkeyp
 
 def test_successors_of_a_failed_node_are_skipped(sample_lake):
     lake, _ = sample_lake
-    llm = scripted(sql={"sql": "SELECT nonsense("}, select={"selected": [], "sufficient": False})
+    llm = scripted(sql={"sql": "SELECT nonsense("}, select={"selected": ["p1"], "sufficient": False, "answer": ""})
     plan = Plan(
         question="q",
         nodes=(

@@ -55,7 +55,7 @@ def test_sufficiency_stops_only_after_t_min():
 
 def test_selected_segments_pull_their_neighbours_forward():
     stream = paragraphs(10)
-    llm, windows = selector([["p1"], []], [False, True])
+    llm, windows = selector([["p1"], ["p2"]], [False, True])
     iterate(
         "q",
         stream,
@@ -80,3 +80,11 @@ def test_guidance_from_the_planner_or_a_template():
     assert guidance_for("How many units were billed?") == "a passage stating the number or amount asked for"
     assert guidance_for("Why was it disputed?") == "a passage stating the reason"
     assert guidance_for("anything", "the refund window") == "the refund window"
+
+
+def test_the_selection_schema_requires_a_pick_and_a_flag():
+    from lakeplanner.execute.hseq import selection_model
+
+    schema = selection_model(["p1", "p2"], 2).model_json_schema()
+    assert set(schema["required"]) == {"selected", "sufficient", "answer"}
+    assert schema["properties"]["selected"]["minItems"] == 1

@@ -43,7 +43,7 @@ PASSAGE = NodeResult(
 
 
 def llm_saying(**draft):
-    return LLM(FakeBackend([json.dumps(draft)]))
+    return LLM(FakeBackend([json.dumps({"answer": "", "sentence": "", "sources": [], "abstain": False, **draft})]))
 
 
 def test_a_cell_value_is_cited_by_row_key_and_snapshot():

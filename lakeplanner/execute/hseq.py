@@ -104,17 +104,17 @@ class Budget(BaseModel):
 
 
 class Selection(BaseModel):
-    selected: list[str] = Field(default_factory=list)
-    sufficient: bool = False
-    answer: str = Field("", max_length=200)
+    """Every field is required, so constrained decoding cannot stop at an empty object."""
+
+    selected: list[str]
+    sufficient: bool
+    answer: str = Field(max_length=200)
 
 
 def selection_model(ids: Sequence[str], k: int) -> type[Selection]:
     """Selection whose ids are limited to the window (constrained decoding cannot invent one)."""
     choice = Literal[tuple(ids)]  # type: ignore[valid-type]
-    return create_model(
-        "Selection", __base__=Selection, selected=(list[choice], Field(default_factory=list, max_length=k))
-    )
+    return create_model("Selection", __base__=Selection, selected=(list[choice], Field(min_length=1, max_length=k)))
 
 
 @dataclass

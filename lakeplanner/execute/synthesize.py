@@ -32,11 +32,13 @@ not contain what the question asks) and reason (why, when you abstain)."""
 
 
 class Draft(BaseModel):
-    answer: str = Field("", max_length=300)
-    sentence: str = Field("", max_length=400)
-    sources: list[str] = Field(default_factory=list, max_length=12)
+    """answer, sentence, sources and abstain are required: constrained decoding must write them."""
+
+    answer: str = Field(max_length=300)
+    sentence: str = Field(max_length=400)
+    sources: list[str] = Field(max_length=12)
+    abstain: bool
     calculation: str = Field("", max_length=200)
-    abstain: bool = False
     reason: str = Field("", max_length=300)
 
 
@@ -194,7 +196,7 @@ def synthesize(question: str, results: list[NodeResult], llm: LLM, recorder: Rec
         value = fallback_value(exposed)
         if value is None:
             return abstain(answer, f"no answer could be written: {e.message}", started)
-        draft = Draft(answer=value, sentence=value)
+        draft = Draft(answer=value, sentence=value, sources=[], abstain=False)
     if draft.abstain:
         return abstain(answer, draft.reason or "the results do not contain the answer", started)
     value, calculated = draft.answer.strip(), ""
@@ -204,9 +206,9 @@ def synthesize(question: str, results: list[NodeResult], llm: LLM, recorder: Rec
         except LakeplannerError as e:
             return abstain(answer, e.message, started)
     c_ground = grounding(value, exposed, calculated)
-    if c_ground == 0.0 and not calculated and (cell := fallback_value(exposed)) is not None:
+    if c_ground == 0.0 and (cell := fallback_value(exposed)) is not None:
         description = next((r.answer_description for r in exposed if r.answer_description), None) or "Answer"
-        value, c_ground = cell, 1.0
+        value, c_ground, calculated = cell, 1.0, ""
         draft = draft.model_copy(update={"sentence": f"{description}: {cell}."})
     if c_ground == 0.0:
         return abstain(answer, f"the answer {value!r} is not supported by the retrieved rows or passages", started)
