@@ -88,3 +88,19 @@ def test_the_selection_schema_requires_a_pick_and_a_flag():
     schema = selection_model(["p1", "p2"], 2).model_json_schema()
     assert set(schema["required"]) == {"selected", "sufficient", "answer"}
     assert schema["properties"]["selected"]["minItems"] == 1
+
+
+def test_evidence_is_sought_for_the_sub_question_and_the_users_question():
+    from lakeplanner.execute.vector import focus, sub_question
+    from lakeplanner.plan.model import PlanNode
+
+    node = PlanNode(
+        question="uptime of the document with document_id in $var_1.contract_document_id",
+        tool="vector",
+        label="$var_2",
+        source="documents_contracts",
+    )
+    assert sub_question(node) == "uptime"
+    assert focus(node, "What availability does it guarantee?") == (
+        "uptime (the user asked: What availability does it guarantee?)"
+    )

@@ -122,3 +122,22 @@ def test_a_misquoted_single_value_is_replaced_by_the_cell():
     answer = synthesize("Total unpaid?", [one_cell], llm, Recorder())
     assert answer.value == "620,176.77" and answer.text == "unpaid EUR total: 620,176.77."
     assert answer.confidence == 1.0
+
+
+def test_coverage_gate_abstains_when_nothing_mentions_the_asked_attribute(sample_lake):
+    lake, _ = sample_lake
+    contact = ROWS.model_copy(update={"rows": [{"billing_contact": "Lukas Vogel", "billing_email": "l@x.de"}]})
+    backend = FakeBackend([])
+    answer = synthesize(
+        "What is the phone number of the billing contact for invoice INV-1001?",
+        [contact],
+        LLM(backend),
+        Recorder(),
+        lake.contract,
+    )
+    assert answer.abstained and answer.reason == "nothing in the lake mentions phone" and backend.calls == []
+    llm = llm_saying(answer="l@x.de", sentence="l@x.de", sources=["R1"])
+    answer = synthesize(
+        "What is the billing contact's e-mail address on invoice INV-1001?", [contact], llm, Recorder(), lake.contract
+    )
+    assert answer.value == "l@x.de"  # "e-mail" is covered by the billing_email column

@@ -96,7 +96,7 @@ def ask(
                 results.sort(key=lambda r: order.get(r.label, 0))
                 synthesis = Recorder()
                 with lineage.span("lakeplanner.synthesize") as span:
-                    answer = synthesize(question, results, executor.llm, synthesis)
+                    answer = synthesize(question, results, executor.llm, synthesis, lake.contract)
                     emit(lineage, synthesis)
                     span.set_attributes(
                         {

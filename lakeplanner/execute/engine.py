@@ -47,7 +47,7 @@ def failed_input(node: PlanNode, inputs: dict[str, Binding]) -> str | None:
 
 
 def execute_node(
-    node: PlanNode, needed: set[str], services, settings, *bindings: Binding
+    node: PlanNode, needed: set[str], services, settings, asked: str, *bindings: Binding
 ) -> tuple[NodeResult, Binding]:
     """Run one node on its predecessors' bindings (positional, so Ray resolves them before the call)."""
     started = time.time_ns()
@@ -63,7 +63,7 @@ def execute_node(
             exposed=node.should_expose_answer,
         )
     else:
-        result = run_node(node, inputs, services, settings)
+        result = run_node(node, inputs, services, settings, asked)
     result.started_ns = started
     binding = slim(result, needed, settings.binding_cap)
     binding.error = result.error
@@ -108,7 +108,9 @@ class Executor:
         bindings: dict[str, Binding] = {}
         for node in topological(plan):
             inputs = [bindings[label] for label in plan.dependencies()[node.label]]
-            result, bindings[node.label] = execute_node(node, needed[node.label], services, self.settings, *inputs)
+            result, bindings[node.label] = execute_node(
+                node, needed[node.label], services, self.settings, plan.question, *inputs
+            )
             yield result
 
     def _ray(self, plan: Plan) -> Iterator[NodeResult]:
@@ -120,7 +122,7 @@ class Executor:
         for node in topological(plan):
             inputs = [bindings[label] for label in plan.dependencies()[node.label]]
             results[node.label], bindings[node.label] = task.remote(
-                node, needed[node.label], services, self.settings, *inputs
+                node, needed[node.label], services, self.settings, plan.question, *inputs
             )
         yield from self._collect(ray, plan, results)
 

@@ -16,11 +16,11 @@ from lakeplanner.execute.hseq import Budget, Segment, package
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.execute.variables import Binding
-from lakeplanner.execute.vector import Bound, SegmentReader, document_filter, query_text, run_iteration
+from lakeplanner.execute.vector import Bound, SegmentReader, document_filter, focus, query_text, run_iteration
 from lakeplanner.ingest.segments import SEGMENTS_TABLE, stored_documents
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.plan.dataops import Fixer, recommend
-from lakeplanner.plan.model import REFERENCE, Plan, PlanNode, Tool
+from lakeplanner.plan.model import Plan, PlanNode, Tool
 from lakeplanner.plan.validate import LakeSchema, check_sql, validate
 
 KEYS_CITED = 50
@@ -57,7 +57,10 @@ def rows_and_keys(table: pa.Table, cap: int) -> tuple[list[dict], dict[str, list
     return rows[:cap], keys, table.num_rows
 
 
-def run_node(node: PlanNode, inputs: dict[str, Binding], services, settings: ExecSettings) -> NodeResult:
+def run_node(
+    node: PlanNode, inputs: dict[str, Binding], services, settings: ExecSettings, asked: str = ""
+) -> NodeResult:
+    """`asked` is the user's question the plan serves (vector nodes read evidence for it)."""
     recorder = Recorder()
     started = time.perf_counter()
     result = NodeResult(
@@ -73,7 +76,7 @@ def run_node(node: PlanNode, inputs: dict[str, Binding], services, settings: Exe
     )
     try:
         runner = {Tool.sql: run_sql, Tool.vector: run_vector, Tool.graph: run_graph}[Tool(node.tool)]
-        result = runner(node, inputs, services, settings, recorder, result)
+        result = runner(node, inputs, services, settings, recorder, result, asked)
     except (EngineError, LLMUnavailableError) as e:
         result.error = e.message
         result.advice = recommend([], e)
@@ -96,7 +99,7 @@ def _fix_names(node: PlanNode, sql: str, schema: LakeSchema) -> tuple[str, list[
     return fixed.nodes[0].sql or sql, fixer.edits
 
 
-def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeResult) -> NodeResult:
+def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:
     lake = services.lake
     contract = lake.contract
     schema = LakeSchema.from_contract(contract)
@@ -172,7 +175,7 @@ def chunk_segments(hits) -> list[Segment]:
     ]
 
 
-def run_vector(node, inputs, services, settings, recorder: Recorder, result: NodeResult) -> NodeResult:
+def run_vector(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:
     lake = services.lake
     bounds = bounds_of(node, inputs)
     expression = document_filter(node.source, bounds, lake.catalog)
@@ -196,11 +199,11 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
         evidence_tokens=settings.evidence_tokens,
     )
     reader = SegmentReader(lake.catalog)
-    state = run_iteration(node, hits, reader, services.llm, recorder, budget, services.rerank)
+    state = run_iteration(node, hits, reader, services.llm, recorder, budget, services.rerank, asked)
     if not state.selected and not reader.paragraphs(node.source, [hits[0].chunk.document_id]):
         from lakeplanner.execute.hseq import iterate
 
-        state = iterate(REFERENCE.sub("", node.question), chunk_segments(hits), services.llm, recorder, budget=budget)
+        state = iterate(focus(node, asked), chunk_segments(hits), services.llm, recorder, budget=budget)
     result.evidence = package(state.selected)
     result.answer = state.answer or None
     if reader.snapshot_id:
@@ -231,7 +234,7 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
     return result
 
 
-def run_graph(node, inputs, services, settings, recorder: Recorder, result: NodeResult) -> NodeResult:
+def run_graph(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:
     """Follow foreign keys or row-document links from the bound values, without the LLM."""
     lake = services.lake
     contract = lake.contract
@@ -257,4 +260,4 @@ def run_graph(node, inputs, services, settings, recorder: Recorder, result: Node
         return result
     where = " AND ".join(f"{c} IN ({b.reference})" for c, b in columns)
     traversal = node.model_copy(update={"sql": f"SELECT * FROM {node.source} WHERE {where}"})
-    return run_sql(traversal, inputs, services, settings, recorder, result)
+    return run_sql(traversal, inputs, services, settings, recorder, result, asked)

@@ -10,17 +10,42 @@ import time
 from pydantic import BaseModel, Field
 from simpleeval import InvalidExpression, SimpleEval
 
+from lakeplanner.contract.models import Contract
 from lakeplanner.errors import LakeplannerError
 from lakeplanner.execute.results import Answer, Citation, NodeResult
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, system, user
+from lakeplanner.plan.extension import sufficiency
 
 ROWS_SHOWN = 20
 CELL_CHARS = 120
 SNIPPET_SHOWN = 500
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
+ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on | for | in | at |\?|$)", re.I)
+_WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+PREPOSITIONS = {
+    "across",
+    "according",
+    "along",
+    "among",
+    "around",
+    "behind",
+    "below",
+    "beside",
+    "despite",
+    "during",
+    "including",
+    "inside",
+    "onto",
+    "toward",
+    "towards",
+    "upon",
+    "within",
+    "without",
+    "whom",
+}
 
 SYNTHESIS_INSTRUCTIONS = """You answer a question about a data lake from the results below, and from \
 nothing else. Rows are numbered R1, R2, ... and document passages E1, E2, .... Reply with JSON: \
@@ -178,7 +203,36 @@ def fallback_value(results: list[NodeResult]) -> str | None:
     return format_number(float(cell)) if isinstance(cell, float) else str(cell)
 
 
-def synthesize(question: str, results: list[NodeResult], llm: LLM, recorder: Recorder) -> Answer:
+def uncovered_terms(question: str, contract: Contract, results: list[NodeResult]) -> list[str]:
+    """Coverage gate (seed 002 §3.5): the words of the asked-for attribute ("what is the X of ...")
+    that neither the schema nor any retrieved row, column or passage mentions. When all of them are
+    missing, the lake cannot hold what the question asks for (a phone number in a lake without phone
+    numbers), whatever the LLM says."""
+    asked = ASKED.search(question)
+    if asked is None:
+        return []
+    phrase = asked.group(1).lower()
+    unresolved = [t for t in sufficiency(question, contract).unresolved if is_concept(t) and t.lower() in phrase]
+    if not unresolved:
+        return []
+    seen = " ".join(
+        [normalised(f"{k} {v}") for r in results for row in r.rows for k, v in row.items() if v is not None]
+        + [normalised(e.snippet) for r in results for e in r.evidence]
+    )
+    words = {w.rstrip("s") for w in _WORD.findall(seen)} | {w.replace("-", "") for w in _WORD.findall(seen)}
+    missing = [t for t in unresolved if not {t.lower().rstrip("s"), t.lower().replace("-", "")} & words]
+    return missing if len(missing) == len(unresolved) else []
+
+
+def is_concept(term: str) -> bool:
+    """Roughly a noun: not a past form, superlative or adverb, nor a preposition (no tagger here)."""
+    lower = term.lower()
+    return not lower.endswith(("ed", "est", "ly")) and lower not in PREPOSITIONS
+
+
+def synthesize(
+    question: str, results: list[NodeResult], llm: LLM, recorder: Recorder, contract: Contract | None = None
+) -> Answer:
     started = time.perf_counter()
     exposed = [r for r in results if r.exposed] or results[-1:]
     answer = Answer(question=question, nodes=results, advice=[a for r in results for a in r.advice])
@@ -187,6 +241,9 @@ def synthesize(question: str, results: list[NodeResult], llm: LLM, recorder: Rec
     if not any(r.rows or r.evidence for r in exposed):
         reason = "; ".join(f"{r.label}: {r.error}" for r in failed) or "the lake holds no data that answers it"
         return abstain(answer, reason, started)
+    missing = uncovered_terms(question, contract, results) if contract is not None else []
+    if missing:
+        return abstain(answer, f"nothing in the lake mentions {', '.join(missing)}", started)
     block, index = numbered_results(exposed)
     try:
         draft: Draft = recorder.complete(

@@ -4,6 +4,7 @@ HSEQ iteration over the retrieved documents' segments -> canonical evidence pack
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -30,6 +31,25 @@ class Bound:
     reference: str
     column: str
     values: tuple[str, ...]
+
+
+_REFERENCE_CLAUSE = re.compile(
+    r"\s*(?:(?:of|in|from|for)\s+)?(?:the\s+)?(?:documents?\s+)?"
+    r"(?:(?:with|whose|where)\s+\w+\s+(?:in|=|is)\s+)?\$var_\d+(?:\.\w+)?",
+    re.I,
+)
+
+
+def sub_question(node: PlanNode) -> str:
+    """The node's question without the clauses that only say which documents to read
+    ("... in documents with document_id in $var_1.x"): the filter already does that."""
+    return " ".join(_REFERENCE_CLAUSE.sub("", node.question).split())
+
+
+def focus(node: PlanNode, asked: str) -> str:
+    """What evidence must answer: the sub-question, and the user's question it serves."""
+    sub = sub_question(node)
+    return f"{sub} (the user asked: {asked})" if asked and asked != sub else sub
 
 
 def query_text(node: PlanNode, bound: Sequence[Bound]) -> str:
@@ -167,14 +187,16 @@ def run_iteration(
     recorder: Recorder,
     budget: Budget,
     relevance: Relevance,
+    asked: str = "",
 ) -> Iteration:
     documents = list(dict.fromkeys(h.chunk.document_id for h in hits))
     paragraphs = reader.paragraphs(node.source, documents)
-    stream = segment_stream(hits, paragraphs, relevance, REFERENCE.sub("", node.question))
+    question = focus(node, asked)
+    stream = segment_stream(hits, paragraphs, relevance, question)
     guidance = guidance_for(node.question, node.answer_description)
     with recorder.step("hseq.iterate", collection=node.source, stream=len(stream)) as step:
         state = iterate(
-            REFERENCE.sub("", node.question),
+            question,
             stream,
             llm,
             recorder,
