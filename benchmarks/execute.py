@@ -274,6 +274,11 @@ def write_markdown(path: Path, r: dict) -> None:
         "",
         f"`{r['command']}` on {r['machine']}",
         "",
+        *(
+            ["The parallel and pushdown rows are from the last full run, kept by --skip-engines.", ""]
+            if "--skip-engines" in r["command"]
+            else []
+        ),
         "| metric | ours | baseline | ratio | target |",
         "|---|---|---|---|---|",
         f"| two independent branches, wall time | Ray {p['ray_s']} s | serial {p['serial_s']} s "
@@ -289,7 +294,8 @@ def write_markdown(path: Path, r: dict) -> None:
         )
         lines += [
             "",
-            f"Answers with the real model: {c['correct']} of {c['questions']} correct (p50 {c['seconds_p50']} s).",
+            f"Answers with the real model: {c['correct']} of {c['questions']} correct "
+            f"(p50 {c['seconds_p50']:.0f} s a question, serial mode, 2 cores).",
             "",
             "| kind | correct | value | citations | confidence | ours chars | RAG chars | s |",
             "|---|---|---|---|---|---|---|---|",

@@ -183,3 +183,32 @@ def test_a_reference_is_pointed_at_the_link_column(schema):
     assert result.ok and result.replans == 0
     first, second = result.plan.nodes
     assert "$var_1.contract_document_id" in second.question and "contract_document_id" in first.returns
+
+
+def test_a_search_nothing_can_narrow_is_dropped_after_replanning(schema):
+    plan = Plan(
+        question="e-mail of the billing contact of INV-1042",
+        nodes=(
+            PlanNode(
+                question="billing contact of INV-1042",
+                tool="sql",
+                label="$var_1",
+                source="invoices",
+                returns=("billing_contact",),
+            ),
+            PlanNode(
+                question="e-mail in documents of $var_1.billing_contact",
+                tool="vector",
+                label="$var_2",
+                source="documents",
+                should_expose_answer=True,
+                answer_description="the e-mail",
+            ),
+        ),
+    )
+    replans = []
+    result = repair(plan, schema, replan=lambda p, f: replans.append(f) or p)
+    assert len(replans) == 2 and result.ok
+    [only] = result.plan.nodes
+    assert only.label == "$var_1" and only.should_expose_answer
+    assert any("$var_2: dropped" in e for e in result.edits)

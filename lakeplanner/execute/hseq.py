@@ -10,7 +10,6 @@ or when the stream runs dry; the selection becomes the canonical evidence packag
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -200,7 +199,3 @@ def iterate(
 
 def package(selected: list[Segment]) -> list[Evidence]:
     return canonical([s.evidence() for s in selected])
-
-
-def trace_summary(state: Iteration) -> str:
-    return json.dumps({"steps": state.steps, "stop": state.stop, "trace": state.trace})

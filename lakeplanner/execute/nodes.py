@@ -12,7 +12,7 @@ from lakeplanner.contract.links import DocumentIndex
 from lakeplanner.errors import EngineError, LakeplannerError, LLMUnavailableError
 from lakeplanner.execute import sql as sqlnode
 from lakeplanner.execute.engines import get_engine
-from lakeplanner.execute.hseq import Budget, Segment, package
+from lakeplanner.execute.hseq import Budget, Segment, iterate, package
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.execute.variables import Binding
@@ -201,8 +201,6 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
     reader = SegmentReader(lake.catalog)
     state = run_iteration(node, hits, reader, services.llm, recorder, budget, services.rerank, asked)
     if not state.selected and not reader.paragraphs(node.source, [hits[0].chunk.document_id]):
-        from lakeplanner.execute.hseq import iterate
-
         state = iterate(focus(node, asked), chunk_segments(hits), services.llm, recorder, budget=budget)
     result.evidence = package(state.selected)
     result.answer = state.answer or None
@@ -225,9 +223,8 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
         if result.answer
         else []
     )
-    for row in result.rows:  # successors may reference any linked key directly
-        for key in row["linked_keys"].split("|") if row["linked_keys"] else []:
-            row.setdefault("linked_key", key)
+    for row in result.rows:  # the key of the row the document is linked to, for a successor's join
+        row["linked_key"] = row["linked_keys"].split("|")[0] if row["linked_keys"] else None
     result.rows_total = len(result.rows)
     if not state.sufficient:
         result.advice.append(f"evidence iteration stopped without sufficiency ({state.stop})")

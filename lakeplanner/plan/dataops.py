@@ -217,6 +217,27 @@ class Fixer:
             return plan
         return plan
 
+    def drop_unlinkable_searches(self, plan: Plan, findings: list[Finding]) -> Plan:
+        """Last resort, after replanning: a search that nothing it reads can narrow is dropped and the
+        step it read is exposed instead, so the part of the plan that can run still runs."""
+        for finding in findings:
+            node = plan.node(finding.node) if finding.code is Code.unlinked_reference and finding.node else None
+            read = {label for deps in plan.dependencies().values() for label in deps}
+            if node is None or node.label in read or len(plan.nodes) < 2:
+                continue
+            producers = [plan.node(label) for label in plan.dependencies()[node.label]]
+            self.edits.append(f"{node.label}: dropped, {finding.message}")
+            plan = drop(plan, node.label)
+            for producer in producers:
+                if producer is not None and not producer.should_expose_answer:
+                    self.edits.append(f"{producer.label}: exposed instead of {node.label}")
+                    plan = plan.replace(
+                        producer.label,
+                        should_expose_answer=True,
+                        answer_description=producer.answer_description or producer.question,
+                    )
+        return plan
+
     def fix_tool_source_mismatch(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """A table is read with sql, a collection with vector search."""
         if node is None:
@@ -333,4 +354,8 @@ def repair(plan: Plan, schema: LakeSchema, *, replan: Replanner | None = None, m
             break
         plan, replans = replan(plan, findings), replans + 1
         findings = validate(plan, schema)
+    if findings:
+        last = fixer.drop_unlinkable_searches(plan, findings)
+        if last != plan:
+            plan, findings = last, validate(last, schema)
     return Repair(plan, findings, fixer.edits, replans, recommend(findings))
