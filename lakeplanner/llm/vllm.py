@@ -7,6 +7,7 @@ Weights are read from a path the cluster mounts; nothing is downloaded from a hu
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +38,7 @@ class _VLLMWorker:
 
 class VLLMBackend(Backend):
     def __init__(self, settings: LLMSettings) -> None:
+        local = settings.ray_address is None  # a local Ray runs the actor here, so vLLM must be here
         try:
             import ray
         except ImportError as e:
@@ -44,6 +46,11 @@ class VLLMBackend(Backend):
                 "the vllm backend needs Ray and vLLM on a GPU cluster",
                 hint="pip install 'ray[default]' vllm (on the GPU nodes)",
             ) from e
+        if local and importlib.util.find_spec("vllm") is None:
+            raise MissingDependencyError(
+                "the vllm backend with a local Ray needs vLLM installed here",
+                hint="pip install vllm on a GPU machine, or set LAKEPLANNER_LLM_RAY_ADDRESS to a GPU cluster",
+            )
         if not ray.is_initialized():
             ray.init(address=settings.ray_address, ignore_reinit_error=True)
         worker = ray.remote(num_gpus=settings.num_gpus)(_VLLMWorker)
