@@ -35,6 +35,8 @@ LakeOption = Annotated[
     Path, typer.Option("--lake", "-l", help="Lake directory (created by `ingest`).", envvar="LAKEPLANNER_LAKE")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
+RoleOption = Annotated[str, typer.Option(help="Execution context: plans are cached per role.")]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Always generate a fresh plan.")]
 
 
 def fail(error: LakeplannerError) -> None:
@@ -138,8 +140,8 @@ def print_report(report) -> None:
 def plan(
     question: Annotated[str, typer.Argument(help="The question, in plain language.")],
     lake: LakeOption = Path("lake"),
-    role: Annotated[str, typer.Option(help="Execution context: plans are cached per role.")] = "default",
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Always generate a fresh plan.")] = False,
+    role: RoleOption = "default",
+    no_cache: NoCacheOption = False,
     explain: Annotated[
         bool,
         typer.Option(
@@ -198,8 +200,8 @@ def print_plan(result, explain: bool) -> None:
 def ask(
     question: Annotated[str, typer.Argument(help="The question, in plain language.")],
     lake: LakeOption = Path("lake"),
-    role: Annotated[str, typer.Option(help="Execution context: plans are cached per role.")] = "default",
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Always generate a fresh plan.")] = False,
+    role: RoleOption = "default",
+    no_cache: NoCacheOption = False,
     serial: Annotated[
         bool, typer.Option("--serial", help="Run the plan in process, node by node, instead of on Ray (debugging).")
     ] = False,

@@ -28,12 +28,12 @@ from lakeplanner.ingest.pipeline import Ingestor, IngestReport, ProgressHook, no
 from lakeplanner.ingest.tables import TABLE_NAMESPACE, open_catalog, snapshot_of
 from lakeplanner.ingest.vectors import VectorStore
 from lakeplanner.llm.base import LLM, get_llm
+from lakeplanner.llm.embeddings import default_embedder
 
 if TYPE_CHECKING:
     from lakeplanner.execute.results import Answer, NodeResult
     from lakeplanner.execute.settings import ExecSettings
     from lakeplanner.plan.cache import Context
-from lakeplanner.llm.embeddings import default_embedder
 
 MARKER = "lake.json"
 DEFAULT_MANIFEST = "exclude.yaml"

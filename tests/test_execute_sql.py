@@ -105,3 +105,13 @@ def test_flipped_comparison_is_normalised():
 def test_a_bare_reference_names_the_only_bound_column():
     statement = bind("SELECT * FROM invoices WHERE invoice_id IN ($var_1)", {"$var_1": {"invoice_id": ["INV-1"]}})
     assert "invoice_id IN ('INV-1')" in statement.sql("duckdb")
+
+
+def test_execution_settings_come_from_the_execute_table(tmp_path, monkeypatch):
+    from lakeplanner.execute.settings import ExecSettings
+
+    (tmp_path / "lakeplanner.toml").write_text('[llm]\nthreads = 3\n[execute]\nmode = "serial"\nwindow = 4\n')
+    monkeypatch.setenv("LAKEPLANNER_CONFIG", str(tmp_path / "lakeplanner.toml"))
+    monkeypatch.setenv("LAKEPLANNER_EXEC_WINDOW", "5")
+    settings = ExecSettings()
+    assert (settings.mode, settings.window) == ("serial", 5)

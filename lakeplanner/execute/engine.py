@@ -53,17 +53,7 @@ def execute_node(
     started = time.time_ns()
     inputs = {b.label: b for b in bindings}
     problem = failed_input(node, inputs)
-    if problem:
-        result = NodeResult(
-            label=node.label,
-            tool=node.tool,
-            source=node.source,
-            question=node.question,
-            error=problem,
-            exposed=node.should_expose_answer,
-        )
-    else:
-        result = run_node(node, inputs, services, settings, asked)
+    result = NodeResult.for_node(node, error=problem) if problem else run_node(node, inputs, services, settings, asked)
     result.started_ns = started
     binding = slim(result, needed, settings.binding_cap)
     binding.error = result.error
@@ -218,12 +208,4 @@ def actor_llm_factory(llm: LLM) -> Callable[[], LLM]:
 
 
 def failure(node: PlanNode, error: str, advice: str) -> NodeResult:
-    return NodeResult(
-        label=node.label,
-        tool=node.tool,
-        source=node.source,
-        question=node.question,
-        exposed=node.should_expose_answer,
-        error=error,
-        advice=[advice],
-    )
+    return NodeResult.for_node(node, error=error, advice=[advice])

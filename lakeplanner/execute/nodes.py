@@ -12,11 +12,11 @@ from lakeplanner.contract.links import DocumentIndex
 from lakeplanner.errors import EngineError, LakeplannerError, LLMUnavailableError
 from lakeplanner.execute import sql as sqlnode
 from lakeplanner.execute.engines import get_engine
-from lakeplanner.execute.hseq import Budget, Segment, iterate, package
+from lakeplanner.execute.hseq import Budget, package
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.execute.variables import Binding
-from lakeplanner.execute.vector import Bound, SegmentReader, document_filter, focus, query_text, run_iteration
+from lakeplanner.execute.vector import Bound, SegmentReader, document_filter, query_text, run_iteration
 from lakeplanner.ingest.segments import SEGMENTS_TABLE, stored_documents
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.plan.dataops import Fixer, recommend
@@ -63,14 +63,8 @@ def run_node(
     """`asked` is the user's question the plan serves (vector nodes read evidence for it)."""
     recorder = Recorder()
     started = time.perf_counter()
-    result = NodeResult(
-        label=node.label,
-        tool=node.tool,
-        source=node.source,
-        question=node.question,
-        exposed=node.should_expose_answer,
-        answer_description=node.answer_description,
-        returns=list(node.returns),
+    result = NodeResult.for_node(
+        node,
         bytes_in=sum(b.bytes for b in inputs.values()),
         rows_in=sum(b.values for b in inputs.values()),
     )
@@ -156,25 +150,6 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     return result
 
 
-def chunk_segments(hits) -> list[Segment]:
-    """The hits themselves as segments, for collections without paragraph segments."""
-    return [
-        Segment(
-            id=h.chunk.chunk_id,
-            level="paragraph",
-            parent=None,
-            source=h.chunk.source,
-            container=h.chunk.document_id,
-            position=h.chunk.position,
-            content=h.chunk.text,
-            start=h.chunk.start,
-            end=h.chunk.end,
-            hash=h.chunk.content_hash,
-        )
-        for h in hits
-    ]
-
-
 def run_vector(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:
     lake = services.lake
     bounds = bounds_of(node, inputs)
@@ -191,17 +166,9 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
         step.attributes["lakeplanner.hits"] = len(hits)
     if not hits:
         return result
-    budget = Budget(
-        window=settings.window,
-        top_k=settings.top_k,
-        min_steps=settings.min_steps,
-        max_steps=settings.max_steps,
-        evidence_tokens=settings.evidence_tokens,
-    )
+    budget = Budget(**settings.model_dump(include=set(Budget.model_fields)))
     reader = SegmentReader(lake.catalog)
     state = run_iteration(node, hits, reader, services.llm, recorder, budget, services.rerank, asked)
-    if not state.selected and not reader.paragraphs(node.source, [hits[0].chunk.document_id]):
-        state = iterate(focus(node, asked), chunk_segments(hits), services.llm, recorder, budget=budget)
     result.evidence = package(state.selected)
     result.answer = state.answer or None
     if reader.snapshot_id:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from lakeplanner.lineage.steps import Step
+from lakeplanner.plan.model import PlanNode
 
 
 class Evidence(BaseModel):
@@ -67,6 +68,20 @@ class NodeResult(BaseModel):
     rows_in: int = 0
     started_ns: int = 0
     seconds: float = 0.0
+
+    @classmethod
+    def for_node(cls, node: PlanNode, **fields: Any) -> NodeResult:
+        """An empty result of `node`, with the node's own fields copied."""
+        return cls(
+            label=node.label,
+            tool=node.tool,
+            source=node.source,
+            question=node.question,
+            exposed=node.should_expose_answer,
+            answer_description=node.answer_description,
+            returns=list(node.returns),
+            **fields,
+        )
 
     @property
     def ok(self) -> bool:

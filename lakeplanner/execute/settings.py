@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
-from lakeplanner.llm.settings import TomlTableSource
+from lakeplanner.llm.settings import TableSettings
 
 
-class ExecSettings(BaseSettings):
+class ExecSettings(TableSettings):
     """How plans run. Every field can be set as LAKEPLANNER_EXEC_<NAME>."""
 
     model_config = SettingsConfigDict(env_prefix="LAKEPLANNER_EXEC_", extra="forbid")
+    toml_table = "execute"
 
     mode: Literal["ray", "serial"] = Field("ray", description="ray: a Ray task graph; serial: in process, in order")
     ray_address: str | None = Field(None, description="Ray cluster address (default: start Ray locally)")
@@ -36,14 +37,3 @@ class ExecSettings(BaseSettings):
     max_steps: int = Field(3, description="HSEQ: T_max")
     evidence_tokens: int = Field(1200, description="HSEQ: token budget of the selected evidence")
     otlp_endpoint: str | None = Field(None, description="also export spans to this OTLP/HTTP endpoint")
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, env_settings, TomlTableSource(settings_cls, "execute")

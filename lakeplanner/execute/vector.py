@@ -159,6 +159,25 @@ def segment_stream(
     return [candidates[i] for i in order[:STREAM_CAP]]
 
 
+def chunk_segments(hits: Sequence[SearchHit]) -> list[Segment]:
+    """The hits themselves as segments, for collections without paragraph segments."""
+    return [
+        Segment(
+            id=h.chunk.chunk_id,
+            level="paragraph",
+            parent=None,
+            source=h.chunk.source,
+            container=h.chunk.document_id,
+            position=h.chunk.position,
+            content=h.chunk.text,
+            start=h.chunk.start,
+            end=h.chunk.end,
+            hash=h.chunk.content_hash,
+        )
+        for h in hits
+    ]
+
+
 def neighbour_finder(paragraphs: dict[str, list[Segment]], hits: Sequence[SearchHit], reader: SegmentReader):
     """Structure-aware neighbours of a selected paragraph: its section heading, the next paragraph,
     and the table row its document is linked to."""
@@ -192,7 +211,7 @@ def run_iteration(
     documents = list(dict.fromkeys(h.chunk.document_id for h in hits))
     paragraphs = reader.paragraphs(node.source, documents)
     question = focus(node, asked)
-    stream = segment_stream(hits, paragraphs, relevance, question)
+    stream = segment_stream(hits, paragraphs, relevance, question) or chunk_segments(hits)
     guidance = guidance_for(node.question, node.answer_description)
     with recorder.step("hseq.iterate", collection=node.source, stream=len(stream)) as step:
         state = iterate(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
@@ -15,10 +15,28 @@ def config_file() -> Path:
     return Path(os.environ.get("LAKEPLANNER_CONFIG", "lakeplanner.toml"))
 
 
-class LLMSettings(BaseSettings):
+class TableSettings(BaseSettings):
+    """Settings from environment variables over one table (`toml_table`) of lakeplanner.toml."""
+
+    toml_table: ClassVar[str]
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, TomlTableSource(settings_cls, cls.toml_table)
+
+
+class LLMSettings(TableSettings):
     """Which backend answers, and how it decodes. Every field can be set as LAKEPLANNER_LLM_<NAME>."""
 
     model_config = SettingsConfigDict(env_prefix="LAKEPLANNER_LLM_", extra="forbid")
+    toml_table = "llm"
 
     backend: Literal["local", "openai", "vllm", "fake"] = Field("local", description="which backend answers")
     model: str = Field(
@@ -40,17 +58,6 @@ class LLMSettings(BaseSettings):
     )
     num_gpus: float = Field(1.0, description="vllm: GPUs per Ray actor")
     ray_address: str | None = Field(None, description="vllm: Ray cluster address (default: local Ray)")
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, env_settings, TomlTableSource(settings_cls, "llm")
 
 
 class TomlTableSource(TomlConfigSettingsSource):

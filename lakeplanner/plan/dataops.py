@@ -222,7 +222,7 @@ class Fixer:
         step it read is exposed instead, so the part of the plan that can run still runs."""
         for finding in findings:
             node = plan.node(finding.node) if finding.code is Code.unlinked_reference and finding.node else None
-            read = {label for deps in plan.dependencies().values() for label in deps}
+            read = plan.read_labels()
             if node is None or node.label in read or len(plan.nodes) < 2:
                 continue
             producers = [plan.node(label) for label in plan.dependencies()[node.label]]
@@ -262,7 +262,7 @@ class Fixer:
         return self._drop_unread(plan, node, "nothing reads or shows its result")
 
     def _drop_unread(self, plan: Plan, node: PlanNode | None, why: str) -> Plan:
-        read = {label for deps in plan.dependencies().values() for label in deps}
+        read = plan.read_labels()
         if node is None or node.label in read or len(plan.nodes) < 2:
             return plan
         self.edits.append(f"{node.label}: dropped ({why})")
@@ -270,7 +270,7 @@ class Fixer:
 
     def fix_no_exposed_node(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """Expose the sinks: nodes no other node reads."""
-        read = {label for deps in plan.dependencies().values() for label in deps}
+        read = plan.read_labels()
         for sink in (n for n in plan.nodes if n.label not in read):
             self.edits.append(f"{sink.label}: exposed as an answer (a sink of the DAG)")
             plan = plan.replace(

@@ -65,6 +65,10 @@ class Plan(BaseModel):
         """label -> labels it reads, in first-reference order."""
         return {n.label: list(dict.fromkeys(r.label for r in n.references())) for n in self.nodes}
 
+    def read_labels(self) -> set[str]:
+        """Labels some node reads."""
+        return {label for deps in self.dependencies().values() for label in deps}
+
     def replace(self, label: str, **changes: object) -> Plan:
         """A copy with one node changed: plans are immutable, passes return new plans."""
         nodes = tuple(n.model_copy(update=changes) if n.label == label else n for n in self.nodes)

@@ -181,7 +181,7 @@ def check_redundancy(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
     """Work that cannot contribute: a traversal with nothing to start from, a step asked twice, a step
     whose result nobody reads and nobody sees."""
     seen: dict[tuple[str, str, str], str] = {}
-    read = {label for deps in plan.dependencies().values() for label in deps}
+    read = plan.read_labels()
     exposes = any(n.should_expose_answer for n in plan.nodes)  # else the sinks get exposed instead
     for node in plan.nodes:
         key = (node.tool, node.source, " ".join(node.question.lower().split()))
