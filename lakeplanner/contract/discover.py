@@ -30,6 +30,7 @@ DOCUMENT_FORMATS = {
     ".html": "html",
     ".htm": "html",
 }
+REPORT_SUFFIX = ".report.csv"  # financial-report grids, normalised by ingest/report_tables.py
 COMPANION_SUFFIXES = ("metadata", "meta", "labels", "info", "details", "attributes")
 
 
@@ -50,8 +51,15 @@ def sanitize_name(text: str) -> str:
 
 
 def format_of(path: Path) -> str | None:
+    if path.name.lower().endswith(REPORT_SUFFIX):
+        return "report"
     suffix = path.suffix.lower()
     return TABLE_FORMATS.get(suffix) or DOCUMENT_FORMATS.get(suffix)
+
+
+def source_stem(rel: str) -> str:
+    name = Path(rel).name
+    return name[: -len(REPORT_SUFFIX)] if name.lower().endswith(REPORT_SUFFIX) else Path(rel).stem
 
 
 def is_excluded(rel: str, manifest: ExclusionManifest) -> bool:
@@ -162,7 +170,7 @@ def discover_sources(root: Path, manifest: ExclusionManifest, config: DiscoveryC
         else:
             sources.append(
                 DiscoveredSource(
-                    name=unique_name(sanitize_name(Path(rel).stem), taken),
+                    name=unique_name(sanitize_name(source_stem(rel)), taken),
                     kind=SourceKind.table,
                     format=fmt,
                     files=(rel,),

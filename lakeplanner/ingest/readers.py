@@ -23,6 +23,7 @@ from lakeplanner.config import LimitsConfig
 from lakeplanner.contract.discover import sanitize_name
 from lakeplanner.contract.models import ExclusionManifest
 from lakeplanner.errors import BadSourceError
+from lakeplanner.ingest.report_tables import read_report_csv
 
 PROVENANCE_FILE, PROVENANCE_RECORD, PROVENANCE_PARENT = "_lp_file", "_lp_record", "_lp_parent"
 _UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
@@ -426,9 +427,12 @@ def read_table_file(
     if fmt in ("json", "jsonl"):
         tables = read_json_tables(data, rel, fmt, source, manifest)
     else:
-        arrow = (
-            read_parquet(data, rel) if fmt == "parquet" else read_csv(data, rel, "\t" if fmt == "tsv" else ",", limits)
-        )
+        if fmt == "report":
+            arrow = read_report_csv(decode_text(data, rel), rel)
+        elif fmt == "parquet":
+            arrow = read_parquet(data, rel)
+        else:
+            arrow = read_csv(data, rel, "\t" if fmt == "tsv" else ",", limits)
         arrow = drop_excluded_columns(arrow, manifest)
         renamed = [column_name(c) for c in arrow.column_names]
         tables = [

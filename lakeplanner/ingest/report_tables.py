@@ -1,0 +1,146 @@
+"""Financial-report grids (`*.report.csv`) -> one long table: a row per line item and column.
+
+Reports print tables for people: headers over several rows, years as columns, section rows
+("Current assets:"), "$ 1,452.4", "(1,234)" for negatives, "12.5%", dashes for nil, and the
+scale ("in millions") in a header. SQL wants one typed value per row, so each cell becomes
+(section, line_item, column_label, year, value, unit, scale, text) with the printed text kept.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from lakeplanner.errors import BadSourceError
+
+_NIL = frozenset({"", "-", "—", "–", "--", "n/a", "na", "nm", "*"})
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
+_YEAR = re.compile(r"\b(19|20)\d{2}\b")
+_SCALES = (
+    ("thousand", re.compile(r"\bthousands?\b|\$\s*'?000s?\b|\b000s\b|\(000\)", re.I)),
+    ("million", re.compile(r"\bmillions?\b|\$\s*m\b|\bmn\b", re.I)),
+    ("billion", re.compile(r"\bbillions?\b|\$\s*bn?\b", re.I)),
+)
+_CURRENCIES = "$€£¥"
+MAX_HEADER_ROWS = 4
+
+
+@dataclass(frozen=True)
+class Cell:
+    value: float | None
+    unit: str
+
+
+def parse_cell(text: str) -> Cell:
+    """'$ (1,234.5)' -> -1234.5 '$'; '12%' -> 12 '%'; '—' -> None; words -> None."""
+    s = text.strip().replace("\u2212", "-")
+    if s.lower() in _NIL:
+        return Cell(None, "")
+    unit = ""
+    if s.endswith("%"):
+        unit, s = "%", s[:-1].strip()
+    if s and s[0] in _CURRENCIES:
+        unit, s = unit or s[0], s[1:].strip()
+    negative = False
+    if s.startswith("(") and s.endswith(")"):
+        negative, s = True, s[1:-1].strip()
+    if s and s[0] in _CURRENCIES:
+        unit, s = unit or s[0], s[1:].strip()
+    if s.startswith("-") and len(s) > 1 and s[1] in _CURRENCIES:
+        unit, s = unit or s[1], "-" + s[2:].strip()
+    s = s.replace(",", "").replace(" ", "")
+    if s.endswith("%"):
+        unit, s = "%", s[:-1]
+    if not _NUMBER.match(s):
+        return Cell(None, "")
+    value = float(s)
+    return Cell(-value if negative else value, unit)
+
+
+def is_year(text: str) -> bool:
+    return bool(re.fullmatch(r"\s*(19|20)\d{2}\s*", text))
+
+
+def scale_of(texts: list[str]) -> str:
+    """The first scale word in `texts` ('thousand', 'million', 'billion'), else ''."""
+    for text in texts:
+        for scale, pattern in _SCALES:
+            if pattern.search(text):
+                return scale
+    return ""
+
+
+def header_row_count(rows: list[list[str]]) -> int:
+    """Leading rows with no number outside the first column, except years (they label columns)."""
+    count, labelled = 0, False
+    for row in rows[:MAX_HEADER_ROWS]:
+        values = [c for c in row[1:] if c.strip()]
+        if any(parse_cell(c).value is not None and not is_year(c) for c in values) or (labelled and not values):
+            break  # a number, or a section row ("Assets") under the column labels
+        labelled = labelled or bool(values)
+        count += 1
+    return count if count < len(rows) else 0
+
+
+def column_labels(header: list[list[str]], width: int) -> list[str]:
+    """Each value column's header cells top to bottom; a row with one cell spans every column."""
+    labels = []
+    for j in range(1, width):
+        parts = []
+        for row in header:
+            cells = [c.strip() for c in row[1:] if c.strip()]
+            text = row[j].strip() if j < len(row) else ""
+            if text:
+                parts.append(text)
+            elif len(cells) == 1 and width > 2:
+                parts.append(cells[0])
+        labels.append(" ".join(parts) or f"column {j + 1}")
+    return labels
+
+
+def normalize_report(rows: list[list[str]], rel: str) -> pa.Table:
+    """A report grid (first column = line items) -> the long table described in the module doc."""
+    rows = [[c if isinstance(c, str) else str(c) for c in row] for row in rows if any(str(c).strip() for c in row)]
+    width = max((len(r) for r in rows), default=0)
+    if width < 2:
+        raise BadSourceError(rel, "a report table needs a label column and at least one value column")
+    header_n = header_row_count(rows)
+    header, body = rows[:header_n], rows[header_n:]
+    if not body:
+        raise BadSourceError(rel, "header only, no rows of data", hint="add rows or remove the file")
+    labels = column_labels(header, width)
+    table_scale = scale_of([c for row in rows for c in row if not parse_cell(c).value])
+    scales = [scale_of([label]) or table_scale for label in labels]
+    records: dict[str, list] = {
+        k: [] for k in ("section", "line_item", "column_label", "year", "value", "unit", "scale", "text")
+    }
+    section = None
+    for row in body:
+        row = row + [""] * (width - len(row))
+        item, cells = row[0].strip(), row[1:]
+        if not any(c.strip() for c in cells):
+            section = item.rstrip(":").strip() or section
+            continue
+        for j, text in enumerate(cells):
+            if not text.strip():
+                continue
+            cell = parse_cell(text)
+            year = _YEAR.search(labels[j])
+            records["section"].append(section)
+            records["line_item"].append(item or section or "")
+            records["column_label"].append(labels[j])
+            records["year"].append(int(year.group()) if year else None)
+            records["value"].append(cell.value)
+            records["unit"].append(cell.unit)
+            records["scale"].append("percent" if cell.unit == "%" else scales[j])
+            records["text"].append(text.strip())
+    types = {"year": pa.int64(), "value": pa.float64()}
+    return pa.table({k: pa.array(v, types.get(k, pa.string())) for k, v in records.items()})
+
+
+def read_report_csv(text: str, rel: str) -> pa.Table:
+    return normalize_report(list(csv.reader(io.StringIO(text))), rel)

@@ -1,0 +1,88 @@
+"""Financial-report grids (*.report.csv) become one long, typed table through the normal ingest."""
+
+import csv
+
+import pytest
+
+from lakeplanner import Lake
+from lakeplanner.errors import BadSourceError
+from lakeplanner.ingest.report_tables import normalize_report, parse_cell, scale_of
+
+GRID = [
+    ["", "", "Years Ended September 30,", ""],
+    ["", "2019", "2018", "2017"],
+    ["(in millions)", "", "", ""],
+    ["Revenue:", "", "", ""],
+    ["Fixed Price", "$  1,452.4", "$  1,146.2", "$  1,036.9"],
+    ["Other", "(44.1)", "—", "70.8"],
+    ["Margin", "12.5%", "11%", ""],
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "unit"),
+    [
+        ("$  1,452.4", 1452.4, "$"),
+        ("(1,234)", -1234.0, ""),
+        ("$ (5.2)", -5.2, "$"),
+        ("-$3", -3.0, "$"),
+        ("12.5%", 12.5, "%"),
+        ("(0.6)%", -0.6, "%"),
+        ("−7", -7.0, ""),
+        ("—", None, ""),
+        ("", None, ""),
+        ("n/a", None, ""),
+        ("Net 30 days", None, ""),
+        ("2019", 2019.0, ""),
+    ],
+)
+def test_printed_numbers_parse_with_sign_and_unit(text, value, unit):
+    cell = parse_cell(text)
+    assert (cell.value, cell.unit) == (value, unit)
+
+
+def test_scale_words():
+    assert scale_of(["(in millions)"]) == "million"
+    assert scale_of(["$'000"]) == "thousand"
+    assert scale_of(["In thousands, except per share"]) == "thousand"
+    assert scale_of(["Total"]) == ""
+
+
+def test_grid_becomes_a_row_per_line_item_and_year():
+    table = normalize_report(GRID, "sales.report.csv").to_pylist()
+    assert table[0] == {
+        "section": "Revenue",
+        "line_item": "Fixed Price",
+        "column_label": "Years Ended September 30, 2019",
+        "year": 2019,
+        "value": 1452.4,
+        "unit": "$",
+        "scale": "million",
+        "text": "$  1,452.4",
+    }
+    other = {r["year"]: r["value"] for r in table if r["line_item"] == "Other"}
+    assert other == {2019: -44.1, 2018: None, 2017: 70.8}
+    margin = [r for r in table if r["line_item"] == "Margin"]
+    assert [(r["value"], r["unit"], r["scale"]) for r in margin] == [(12.5, "%", "percent"), (11.0, "%", "percent")]
+
+
+def test_a_grid_without_value_columns_is_refused():
+    with pytest.raises(BadSourceError, match="label column"):
+        normalize_report([["only"], ["labels"]], "x.report.csv")
+
+
+def test_report_csv_is_ingested_as_an_iceberg_table(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    with (source / "sales.report.csv").open("w", newline="") as fh:
+        csv.writer(fh).writerows(GRID)
+    (source / "notes.md").write_text("# Notes\n\nSales by contract type are shown in millions.\n")
+    lake = Lake.create(tmp_path / "lake")
+    report = lake.ingest(source)
+    assert report.bad_files == []
+    assert lake.table_names() == ["sales"]
+    [[total]] = [list(r.values()) for r in lake.sql("SELECT sum(value) FROM sales WHERE year = 2019").to_pylist()]
+    assert total == pytest.approx(1452.4 - 44.1 + 12.5)
+    fields = {f.path for f in lake.contract.fields_of("sales")}
+    assert {"line_item", "year", "value", "scale", "text"} <= fields
+    lake.close()
