@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.results import Answer, NodeResult
@@ -12,9 +13,13 @@ from lakeplanner.lineage.runs import RunRecord, save_run
 from lakeplanner.lineage.steps import Recorder, RecordingLLM, data_chars
 from lakeplanner.lineage.tracing import Lineage
 from lakeplanner.plan.cache import DEFAULT_CONTEXT, Context
-from lakeplanner.plan.planner import Planner
+from lakeplanner.plan.planner import Planner, PlanResult
 
 OnResult = Callable[[NodeResult], None]
+
+
+class PlansQuestions(Protocol):
+    def plan(self, question: str) -> PlanResult: ...
 
 
 def node_attributes(result: NodeResult) -> dict:
@@ -46,8 +51,11 @@ def ask(
     context: Context = DEFAULT_CONTEXT,
     use_cache: bool = True,
     on_result: OnResult | None = None,
+    planner: PlansQuestions | None = None,
 ) -> Answer:
-    """Answer `question` over `lake`; exposed node results go to `on_result` as soon as they exist."""
+    """Answer `question` over `lake`; exposed node results go to `on_result` as soon as they exist.
+
+    `planner` replaces the validating, repairing, caching Planner (benchmarks compare against that)."""
     started = time.perf_counter()
     lineage = Lineage(lake.path, executor.settings.otlp_endpoint)
     try:
@@ -57,7 +65,7 @@ def ask(
             trace_id = format(root.get_span_context().trace_id, "032x")
             planning = Recorder()
             with lineage.span("lakeplanner.plan") as span:
-                planner = Planner(
+                planner = planner or Planner(
                     lake, RecordingLLM(executor.llm, planning, "plan"), context=context, use_cache=use_cache
                 )
                 planned = planner.plan(question)

@@ -17,12 +17,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
+from lakeplanner.errors import LLMOutputError
 from lakeplanner.execute.results import Evidence, canonical
 from lakeplanner.lineage.steps import Recorder
-from lakeplanner.llm.base import LLM, Message, system, user
+from lakeplanner.llm.base import LLM, Message, clipped, system, user
 
 SNIPPET_CHARS = 400
-SELECT_TOKENS = 160
+SELECT_TOKENS = 240
 
 ITERATE_INSTRUCTIONS = """You pick evidence for a question from numbered passages of a data lake. \
 Select the 1 to {k} passages most useful for answering the question. Set sufficient to true when the \
@@ -107,7 +108,7 @@ class Selection(BaseModel):
 
     selected: list[str]
     sufficient: bool
-    answer: str = Field(max_length=200)
+    answer: clipped(200)
 
 
 def selection_model(ids: Sequence[str], k: int) -> type[Selection]:
@@ -163,16 +164,20 @@ def iterate(
             state.stop = "stream exhausted"
             break
         ids = [f"p{i}" for i in range(1, len(window) + 1)]
-        done = recorder.complete(
-            llm,
-            "hseq.select",
-            window_prompt(question, guidance, window, state.selected, budget.top_k),
-            selection_model(ids, budget.top_k),
-            max_tokens=SELECT_TOKENS,
-            data_chars=sum(len(s.content[:SNIPPET_CHARS]) for s in window)
-            + sum(len(s.content[:200]) for s in state.selected),
-        )
-        pick: Selection = done.value
+        fallback = ""
+        try:
+            pick: Selection = recorder.complete(
+                llm,
+                "hseq.select",
+                window_prompt(question, guidance, window, state.selected, budget.top_k),
+                selection_model(ids, budget.top_k),
+                max_tokens=SELECT_TOKENS,
+                data_chars=sum(len(s.content[:SNIPPET_CHARS]) for s in window)
+                + sum(len(s.content[:200]) for s in state.selected),
+            ).value
+        except LLMOutputError as e:  # keep the reranker's order rather than lose the node
+            pick = Selection(selected=ids[: budget.top_k], sufficient=False, answer="")
+            fallback = f"the LLM gave no valid selection; took the {budget.top_k} best ranked: {e.message[:120]}"
         chosen = [window[ids.index(i)] for i in dict.fromkeys(pick.selected)][: budget.top_k]
         state.steps += 1
         state.seen |= {s.id for s in window}
@@ -182,6 +187,7 @@ def iterate(
         state.sufficient = pick.sufficient and bool(state.selected)
         state.trace.append(
             {"window": [s.id for s in window], "selected": [s.id for s in chosen], "sufficient": pick.sufficient}
+            | ({"fallback": fallback} if fallback else {})
         )
         front = [n for s in chosen for n in neighbours(s) if n.id not in state.seen]
         queue = list(dict.fromkeys(front)) + [s for s in queue if s.id not in state.seen and s not in front]

@@ -107,10 +107,12 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     keys = {t: sqlnode.key_columns(contract, t, schema.tables.get(t, {})) for t in tables}
     feedback = None
     sql = node.sql
+    categories = sqlnode.category_values(lake, contract, tables, node.question) if sql is None else {}
     for attempt in range(settings.sql_retries + 1):
         if sql is None or feedback is not None:
-            messages = sqlnode.sql_messages(node, contract, tables, bound, feedback)
-            shown = sqlnode.examples_chars(contract, tables)  # bound values stay out of the prompt
+            messages = sqlnode.sql_messages(node, contract, tables, bound, feedback, categories)
+            # bound values stay out of the prompt; example and category values are lake data shown
+            shown = sqlnode.examples_chars(contract, tables) + sum(len(" | ".join(v)) for v in categories.values())
             sql = recorder.complete(
                 services.llm, "sql.write", messages, sqlnode.SqlDraft, max_tokens=300, data_chars=shown
             ).value.sql
@@ -137,6 +139,13 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             feedback = e.message
             result.advice.append(f"attempt {attempt + 1}: {e.message}")
             continue
+        if attempt < settings.sql_retries and matches_nothing(scan.table) and not node.references():
+            feedback = (
+                "the statement ran but matched nothing (no rows, or only NULL values): filter on values "
+                "exactly as listed under Values, or use ILIKE '%word%'"
+            )
+            result.advice.append(f"attempt {attempt + 1}: {feedback}")
+            continue
         rows, row_keys, total = rows_and_keys(scan.table, settings.row_cap)
         aliases = {t.alias_or_name: t.name for t in statement.find_all(sqlnode.exp.Table)}
         result.columns = [c for c in scan.table.column_names if not c.startswith(sqlnode.KEY_PREFIX)]
@@ -148,6 +157,12 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
         return result
     result.error = f"no runnable SQL after {settings.sql_retries + 1} attempts: {feedback}"
     return result
+
+
+def matches_nothing(table) -> bool:
+    """No rows, or only NULL answers (an aggregate over no rows): the filters likely miss."""
+    data = [c for c in table.column_names if not c.startswith(sqlnode.KEY_PREFIX)]
+    return table.num_rows == 0 or all(table.column(c).null_count == table.num_rows for c in data)
 
 
 def run_vector(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:

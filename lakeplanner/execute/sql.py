@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -39,6 +40,9 @@ mentions $var_N.column, those are values computed earlier: write them literally,
 `WHERE customer_id IN ($var_1.customer_id)`; never invent their values. Return the columns that \
 answer the sub-question (and the listed `returns` columns). Text comparisons are case-sensitive: use \
 ILIKE for names. Reply with JSON {"sql": "..."}."""
+
+
+MAX_CATEGORY_VALUES, SHOWN_CATEGORY_VALUES, MAX_CATEGORY_TABLE_ROWS = 60, 30, 100_000
 
 
 class SqlError(LakeplannerError):
@@ -94,8 +98,41 @@ def examples_chars(contract: Contract, tables: Sequence[str]) -> int:
     return sum(len(f.examples[0][:25]) for t in tables for f in contract.fields_of(t) if f.column and f.examples)
 
 
+def category_values(lake, contract: Contract, tables: Sequence[str], question: str) -> dict[str, list[str]]:
+    """`table.column` -> the values of its category columns (few distinct strings, small tables),
+    those sharing words with the sub-question first: the LLM must spell a filter value exactly."""
+    wanted = set(re.findall(r"[a-z0-9]+", question.lower()))
+    shown: dict[str, list[str]] = {}
+    for name in tables:
+        source = contract.source(name)
+        if source is None or source.table is None or source.records > MAX_CATEGORY_TABLE_ROWS:
+            continue
+        columns = [
+            f.column
+            for f in contract.fields_of(name)
+            if f.column
+            and f.type == "string"
+            and 1 < f.cardinality <= MAX_CATEGORY_VALUES
+            and not f.column.startswith("_lp_")
+            and not {"id_like", "free_text"} & set(f.tags)
+        ]
+        if not columns:
+            continue
+        arrow = lake.table(source.table).scan(selected_fields=tuple(columns)).to_arrow()
+        for column in columns:
+            values = sorted({str(v) for v in arrow.column(column).drop_null().to_pylist()})
+            values.sort(key=lambda v: -len(wanted & set(re.findall(r"[a-z0-9]+", v.lower()))))
+            shown[f"{name}.{column}"] = values[:SHOWN_CATEGORY_VALUES]
+    return shown
+
+
 def sql_messages(
-    node: PlanNode, contract: Contract, tables: Sequence[str], bound: dict[str, int], feedback: str | None = None
+    node: PlanNode,
+    contract: Contract,
+    tables: Sequence[str],
+    bound: dict[str, int],
+    feedback: str | None = None,
+    categories: dict[str, list[str]] | None = None,
 ) -> list[Message]:
     """bound: `$var_n.column` -> number of values it holds (the values stay out of the prompt)."""
     ask = f"Sub-question: {node.question}"
@@ -103,7 +140,10 @@ def sql_messages(
         ask += f"\nReturn at least: {', '.join(node.returns)}"
     if bound:
         ask += "\nBound values: " + "; ".join(f"{ref} holds {n} value(s)" for ref, n in bound.items())
-    messages = [system(SQL_INSTRUCTIONS + "\n\nTables:\n" + schema_block(contract, tables)), user(ask)]
+    catalog = schema_block(contract, tables)
+    if categories:
+        catalog += "\nValues:\n" + "\n".join(f"{c}: " + " | ".join(v) for c, v in categories.items())
+    messages = [system(SQL_INSTRUCTIONS + "\n\nTables:\n" + catalog), user(ask)]
     if feedback:
         messages.append(user(f"The previous statement failed: {feedback}\nWrite a corrected statement."))
     return messages

@@ -15,7 +15,7 @@ from lakeplanner.errors import LakeplannerError
 from lakeplanner.execute.results import Answer, Citation, NodeResult
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.lineage.steps import Recorder
-from lakeplanner.llm.base import LLM, Message, system, user
+from lakeplanner.llm.base import LLM, Message, clipped, system, user
 from lakeplanner.plan.extension import sufficiency
 
 ROWS_SHOWN = 20
@@ -25,6 +25,31 @@ _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
 ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on | for | in | at |\?|$)", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+# what a question asks to compute from the data, not to find in it ("the change in revenue")
+COMPUTED = frozenset(
+    [
+        "change",
+        "changes",
+        "difference",
+        "increase",
+        "decrease",
+        "growth",
+        "decline",
+        "average",
+        "mean",
+        "total",
+        "sum",
+        "ratio",
+        "percentage",
+        "proportion",
+        "share",
+        "rate",
+        "count",
+        "number",
+        "amount",
+        "value",
+    ]
+)
 PREPOSITIONS = {
     "across",
     "according",
@@ -59,12 +84,12 @@ not contain what the question asks) and reason (why, when you abstain)."""
 class Draft(BaseModel):
     """answer, sentence, sources and abstain are required: constrained decoding must write them."""
 
-    answer: str = Field(max_length=300)
-    sentence: str = Field(max_length=400)
+    answer: clipped(300)
+    sentence: clipped(400)
     sources: list[str] = Field(max_length=12)
     abstain: bool
-    calculation: str = Field("", max_length=200)
-    reason: str = Field("", max_length=300)
+    calculation: clipped(200) = ""
+    reason: clipped(300) = ""
 
 
 def numbered_results(results: list[NodeResult]) -> tuple[str, dict[str, tuple[NodeResult, int | None]]]:
@@ -212,7 +237,11 @@ def uncovered_terms(question: str, contract: Contract, results: list[NodeResult]
     if asked is None:
         return []
     phrase = asked.group(1).lower()
-    unresolved = [t for t in sufficiency(question, contract).unresolved if is_concept(t) and t.lower() in phrase]
+    unresolved = [
+        t
+        for t in sufficiency(question, contract).unresolved
+        if is_concept(t) and t.lower() in phrase and t.lower() not in COMPUTED
+    ]
     if not unresolved:
         return []
     seen = " ".join(

@@ -14,9 +14,9 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from lakeplanner.errors import LakeplannerError, LLMOutputError
 from lakeplanner.llm.settings import LLMSettings
@@ -30,6 +30,12 @@ class Message(BaseModel):
 
     role: Literal["system", "user", "assistant"]
     content: str
+
+
+def clipped(chars: int) -> Any:
+    """A str field cut to `chars` instead of refused: grammars drop long maxLength, and a small model
+    that writes one sentence too many should not cost a whole re-ask."""
+    return Annotated[str, AfterValidator(lambda text: text[:chars])]
 
 
 def system(content: str) -> Message:

@@ -353,7 +353,7 @@ def repair(plan: Plan, schema: LakeSchema, *, replan: Replanner | None = None, m
         if replan is None or replans >= max_replans:
             break
         plan, replans = replan(plan, findings), replans + 1
-        findings = validate(plan, schema)
+        findings, fix_rounds = validate(plan, schema), 0  # each new draft gets its own fix budget
     if findings:
         last = fixer.drop_unlinkable_searches(plan, findings)
         if last != plan:

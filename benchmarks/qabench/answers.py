@@ -1,0 +1,47 @@
+"""From a method's answer to what the metric compares: answer items and a scale word.
+
+Every method goes through the same two functions, so no method is favoured by formatting."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from benchmarks.qabench.metrics import Score, hotpot_score, parse_number, tatqa_score
+from lakeplanner.ingest.report_tables import scale_of
+
+_PERCENT_WORDS = re.compile(r"percent|%", re.I)
+_COUNT_WORDS = re.compile(r"\bhow many\b", re.I)
+
+
+def prediction_items(value: str | list[str] | None) -> list[str]:
+    """A list as is; a string split on ';' or newlines, or on ',' / 'and' when every part is a number."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
+    parts = [p.strip() for p in re.split(r";|\n", value) if p.strip()]
+    if len(parts) == 1:
+        numbers = [p.strip() for p in re.split(r",\s+|\s+and\s+", parts[0]) if p.strip()]
+        if len(numbers) > 1 and all(parse_number(p) is not None for p in numbers):
+            return numbers
+    return parts
+
+
+def predicted_scale(question: str, items: list[str], texts: Iterable[str]) -> str:
+    """'percent' for a percentage, else the scale word printed in the context, for numeric answers."""
+    if not items or any(parse_number(i) is None for i in items) or _COUNT_WORDS.search(question):
+        return ""
+    if any(i.strip().endswith("%") for i in items) or _PERCENT_WORDS.search(question):
+        return "percent"
+    return scale_of(list(texts))
+
+
+def judge(question, context, value: str | list[str] | None) -> tuple[list[str], str, Score]:
+    """The items, the scale word and the score of one prediction (run time and report alike)."""
+    items = prediction_items(value)
+    if question.dataset == "hotpotqa":
+        return items, "", hotpot_score(str(question.answer), "; ".join(items))
+    texts = [c for row in context.table for c in row] + [text for _, text in context.paragraphs]
+    scale = predicted_scale(question.question, items, texts)
+    return items, scale, tatqa_score(question.answer, question.answer_type, question.scale, items, scale)

@@ -1,0 +1,172 @@
+"""The datasets as questions over small lakes: one lake per TAT-QA context or HotpotQA question."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from lakeplanner import Lake
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+TATQA = DATA / "tatqa" / "tatqa_dataset_dev.json"
+HOTPOT = DATA / "hotpotqa" / "hotpot_dev_distractor_first100.json"
+SAMPLE = DATA / "tatqa" / "sample300.json"
+SAMPLE_SEED, SAMPLE_SIZE, SHARED_SIZE = 20261122, 300, 100
+
+
+class Question(BaseModel):
+    uid: str
+    dataset: str
+    context: str  # the lake it is asked over
+    question: str
+    answer: object
+    answer_type: str
+    answer_from: str
+    scale: str = ""
+
+
+class Context(BaseModel):
+    uid: str
+    table: list[list[str]] = []
+    paragraphs: list[tuple[str, str]]  # (title, text)
+
+
+def tatqa() -> tuple[list[Question], dict[str, Context]]:
+    questions, contexts = [], {}
+    for item in json.loads(TATQA.read_text()):
+        uid = item["table"]["uid"]
+        paragraphs = [
+            (f"Paragraph {p['order']}", p["text"]) for p in sorted(item["paragraphs"], key=lambda p: p["order"])
+        ]
+        contexts[uid] = Context(uid=uid, table=item["table"]["table"], paragraphs=paragraphs)
+        for q in item["questions"]:
+            questions.append(
+                Question(
+                    uid=q["uid"],
+                    dataset="tatqa",
+                    context=uid,
+                    question=q["question"],
+                    answer=q["answer"],
+                    answer_type=q["answer_type"],
+                    answer_from=q["answer_from"],
+                    scale=q["scale"],
+                )
+            )
+    return questions, contexts
+
+
+def hotpotqa() -> tuple[list[Question], dict[str, Context]]:
+    questions, contexts = [], {}
+    for i, item in enumerate(json.loads(HOTPOT.read_text())):
+        uid = f"hotpot-{i:03d}"
+        titles, sentences = item["context"]["title"], item["context"]["sentences"]
+        contexts[uid] = Context(uid=uid, paragraphs=[(t, "".join(s)) for t, s in zip(titles, sentences, strict=True)])
+        questions.append(
+            Question(
+                uid=uid,
+                dataset="hotpotqa",
+                context=uid,
+                question=item["question"],
+                answer=item["answer"],
+                answer_type=item["type"],
+                answer_from=item["level"],
+            )
+        )
+    return questions, contexts
+
+
+def largest_remainder(counts: dict[tuple, int], size: int) -> dict[tuple, int]:
+    """Seats per stratum in proportion to its count, at least one each, summing to `size`."""
+    total = sum(counts.values())
+    quotas = {k: size * n / total for k, n in counts.items()}
+    seats = {k: max(1, int(q)) for k, q in quotas.items()}
+    for k in sorted(quotas, key=lambda k: quotas[k] - int(quotas[k]), reverse=True):
+        if sum(seats.values()) >= size:
+            break
+        seats[k] += 1
+    while sum(seats.values()) > size:
+        k = max((k for k in seats if seats[k] > 1), key=lambda k: seats[k] - quotas[k])
+        seats[k] -= 1
+    return seats
+
+
+def make_sample(questions: list[Question]) -> list[str]:
+    """300 ids stratified by (answer type, answer source); the first 100 are stratified too."""
+    rng = random.Random(SAMPLE_SEED)
+    strata: dict[tuple, list[str]] = defaultdict(list)
+    for q in questions:
+        strata[q.answer_type, q.answer_from].append(q.uid)
+    counts = {k: len(v) for k, v in strata.items()}
+    big, small = largest_remainder(counts, SAMPLE_SIZE), largest_remainder(counts, SHARED_SIZE)
+    first, rest = [], []
+    for key in sorted(strata):
+        chosen = rng.sample(strata[key], big[key])
+        first += chosen[: small[key]]
+        rest += chosen[small[key] :]
+    rng.shuffle(first)
+    rng.shuffle(rest)
+    return first + rest
+
+
+def write_sample() -> None:
+    questions, _ = tatqa()
+    header = {
+        "seed": SAMPLE_SEED,
+        "strata": "answer_type x answer_from, largest remainder, >= 1 each",
+        "first_100": "stratified the same way; shared by every method",
+    }
+    SAMPLE.write_text(json.dumps({**header, "ids": make_sample(questions)}, indent=1) + "\n")
+
+
+def load(dataset: str, n: int | None) -> tuple[list[Question], dict[str, Context]]:
+    """The questions a run asks, in order: TAT-QA's fixed sample (or all), HotpotQA's first n."""
+    questions, contexts = tatqa() if dataset == "tatqa" else hotpotqa()
+    if dataset == "tatqa" and (n is None or n <= SAMPLE_SIZE):
+        by_id = {q.uid: q for q in questions}
+        questions = [by_id[uid] for uid in json.loads(SAMPLE.read_text())["ids"]]
+    return (questions if n is None else questions[:n]), contexts
+
+
+def file_stem(title: str, taken: set[str]) -> str:
+    stem = re.sub(r"[^0-9a-zA-Z]+", "_", title).strip("_").lower()[:60] or "paragraph"
+    name, k = stem, 2
+    while name in taken:
+        name, k = f"{stem}_{k}", k + 1
+    taken.add(name)
+    return name
+
+
+def write_source(context: Context, folder: Path) -> None:
+    """The context as raw files a user would drop in a folder: the report grid and the text."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if context.table:
+        with (folder / "financials.report.csv").open("w", newline="") as fh:
+            csv.writer(fh).writerows(context.table)
+    taken: set[str] = set()
+    for title, text in context.paragraphs:
+        (folder / f"{file_stem(title, taken)}.md").write_text(f"# {title}\n\n{text.strip()}\n")
+
+
+def lake_for(context: Context, workdir: Path) -> Lake:
+    """The context's lake, ingested once through the product's API and reused by every method."""
+    root = workdir / context.uid
+    ready = root / "ready"
+    if ready.exists():
+        return Lake.open(root / "lake")
+    if root.exists():
+        import shutil
+
+        shutil.rmtree(root)  # a build that stopped half way
+    write_source(context, root / "source")
+    lake = Lake.create(root / "lake")
+    report = lake.ingest(root / "source")
+    if report.bad_files:
+        raise RuntimeError(f"context {context.uid}: {report.bad_files}")
+    ready.write_text("ok\n")
+    return lake

@@ -1,0 +1,211 @@
+"""qa.md and qa.json from the per-question runs: EM/F1 per method, breakdowns, costs, targets."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+from benchmarks.qabench.answers import judge
+from benchmarks.qabench.data import SHARED_SIZE, load
+
+METHODS = ("lakeplanner", "rag", "react", "dag")
+COMMAND = "python benchmarks/qa.py --dataset {dataset} --method {method} --n {n}"
+PLANNED = {"lakeplanner": 300, "rag": 300, "react": 100, "dag": 100}
+
+
+def read_runs(folder: Path, dataset: str) -> dict[str, dict[str, dict]]:
+    runs = {}
+    for method in METHODS:
+        path = folder / f"{dataset}-{method}.jsonl"
+        if path.exists():
+            records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+            runs[method] = {r["uid"]: r for r in records}
+    return runs
+
+
+def pct(values: list[float]) -> float | None:
+    return round(100 * sum(values) / len(values), 1) if values else None
+
+
+def quantile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
+
+
+def summary(records: list[dict]) -> dict:
+    by_type, by_source = defaultdict(list), defaultdict(list)
+    for r in records:
+        by_type[r["answer_type"]].append(r["em"])
+        by_source[r["answer_from"]].append(r["em"])
+    seconds = [r["seconds"] for r in records]
+    n = len(records) or 1
+    return {
+        "n": len(records),
+        "em": pct([r["em"] for r in records]),
+        "f1": pct([r["f1"] for r in records]),
+        "em_by_answer_type": {k: {"n": len(v), "em": pct(v)} for k, v in sorted(by_type.items())},
+        "em_by_answer_source": {k: {"n": len(v), "em": pct(v)} for k, v in sorted(by_source.items())},
+        "abstentions": sum(r["abstained"] for r in records),
+        "errors": sum(bool(r.get("error")) for r in records),
+        "latency_s": {
+            "mean": round(statistics.mean(seconds), 1) if seconds else None,
+            "p50": quantile(seconds, 0.5),
+            "p90": quantile(seconds, 0.9),
+        },
+        "llm_calls_per_question": round(sum(r["llm_calls"] for r in records) / n, 2),
+        "tokens_per_question": round(sum(r["prompt_tokens"] + r["completion_tokens"] for r in records) / n),
+        "data_chars_per_question": round(sum(r["data_chars"] for r in records) / n),
+        "model": records[0]["model"] if records else None,
+    }
+
+
+def paired_em(
+    runs: dict[str, dict[str, dict]], a: str, b: str, ids: list[str]
+) -> tuple[int, float | None, float | None]:
+    """EM of a and b on the questions both have answered among `ids`."""
+    both = [i for i in ids if i in runs.get(a, {}) and i in runs.get(b, {})]
+    return len(both), pct([runs[a][i]["em"] for i in both]), pct([runs[b][i]["em"] for i in both])
+
+
+def rescored(runs: dict[str, dict[str, dict]], dataset: str) -> dict[str, dict[str, dict]]:
+    """Scores recomputed from the stored predictions, so a metric fix applies to finished runs."""
+    questions, contexts = load(dataset, None)
+    by_id = {q.uid: q for q in questions}
+    for records in runs.values():
+        for uid, r in records.items():
+            if uid in by_id:
+                _, r["pred_scale"], score = judge(by_id[uid], contexts[by_id[uid].context], r["prediction"])
+                r["em"], r["f1"] = score.em, score.f1
+    return runs
+
+
+def dataset_results(folder: Path, dataset: str) -> dict:
+    runs = rescored(read_runs(folder, dataset), dataset)
+    questions, _ = load(dataset, None if dataset == "hotpotqa" else 300)
+    ids = [q.uid for q in questions]
+    methods = {m: summary([runs[m][i] for i in ids if i in runs[m]]) for m in runs}
+    ours = methods.get("lakeplanner", {})
+    n_rag, em_ours_rag, em_rag = paired_em(runs, "lakeplanner", "rag", ids)
+    n_react, em_ours_react, em_react = paired_em(runs, "lakeplanner", "react", ids[:SHARED_SIZE])
+    n_dag, _, em_dag = paired_em(runs, "lakeplanner", "dag", ids[:SHARED_SIZE])
+    gain = lambda x, y: None if x is None or y is None else round(x - y, 1)  # noqa: E731
+    return {
+        "n": ours.get("n", 0),
+        "em": ours.get("em"),
+        "f1": ours.get("f1"),
+        "em_rag": em_rag,
+        "em_react": em_react,
+        "em_dag": em_dag,
+        "em_gain_over_rag": gain(em_ours_rag, em_rag),
+        "em_gain_over_react": gain(em_ours_react, em_react),
+        "paired_n": {"rag": n_rag, "react": n_react, "dag": n_dag},
+        "methods": methods,
+    }
+
+
+def targets(results: dict) -> list[tuple[str, str, bool | None]]:
+    t, h = results["tatqa"], results["hotpotqa"]
+    arithmetic = t["methods"].get("lakeplanner", {}).get("em_by_answer_type", {}).get("arithmetic", {}).get("em")
+    done = t["n"] >= 300 and t["paired_n"]["rag"] >= 300
+    return [
+        (
+            "TAT-QA: EM >= RAG EM + 15 on the same 300",
+            f"gain {t['em_gain_over_rag']} on {t['paired_n']['rag']}",
+            None if t["em_gain_over_rag"] is None else t["em_gain_over_rag"] >= 15 and done,
+        ),
+        (
+            "TAT-QA: EM >= ReAct EM on the shared 100",
+            f"gain {t['em_gain_over_react']} on {t['paired_n']['react']}",
+            None if t["em_gain_over_react"] is None else t["em_gain_over_react"] >= 0 and t["paired_n"]["react"] >= 100,
+        ),
+        ("TAT-QA: arithmetic EM >= 50", str(arithmetic), None if arithmetic is None else arithmetic >= 50),
+        (
+            "HotpotQA 100: EM >= RAG EM",
+            f"gain {h['em_gain_over_rag']} on {h['paired_n']['rag']}",
+            None if h["em_gain_over_rag"] is None else h["em_gain_over_rag"] >= 0 and h["paired_n"]["rag"] >= 100,
+        ),
+    ]
+
+
+def method_rows(dataset: str, results: dict) -> list[str]:
+    rows = []
+    for method, s in results["methods"].items():
+        n_planned = PLANNED[method] if dataset == "tatqa" else 100
+        lat = s["latency_s"]
+        rows.append(
+            f"| {method} | {s['n']} / {n_planned} | {s['em']} | {s['f1']} | {s['abstentions']} | "
+            f"{lat['mean']} / {lat['p50']} / {lat['p90']} | {s['llm_calls_per_question']} | "
+            f"{s['tokens_per_question']} | {s['data_chars_per_question']} |"
+        )
+    return rows
+
+
+def breakdown_rows(results: dict, key: str) -> list[str]:
+    methods = list(results["methods"])
+    labels = sorted({k for s in results["methods"].values() for k in s[key]})
+    rows = [f"| {key.removeprefix('em_by_')} | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
+    for label in labels:
+        cells = [
+            f"{s[key][label]['em']} ({s[key][label]['n']})" if label in s[key] else "-"
+            for s in results["methods"].values()
+        ]
+        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+    return rows
+
+
+def markdown(results: dict) -> str:
+    model = next((s["model"] for d in ("tatqa", "hotpotqa") for s in results[d]["methods"].values()), "?")
+    lines = [
+        "# QA benchmark: TAT-QA dev sample and HotpotQA, lakeplanner vs RAG / ReAct / plain DAG",
+        "",
+        f"Model for every method: {model} (llama.cpp, greedy, CPU, 2 cores).",
+        "Every method reads the same lakes (Iceberg + Milvus Lite), built once per context by `Lake.ingest`.",
+        "Commands (resumable; a rerun skips what is done):",
+        "",
+        "```",
+        *[COMMAND.format(dataset="tatqa", method=m, n=PLANNED[m]) for m in METHODS],
+        *[COMMAND.format(dataset="hotpotqa", method=m, n=100) for m in METHODS],
+        "python benchmarks/qa.py --report",
+        "```",
+        "",
+        "EM/F1 in percent. Latency mean / p50 / p90 in seconds; calls and tokens per question; chars = "
+        "characters of lake data shown to the LLM per question. A run with n below its plan is partial.",
+        "",
+        "## Targets",
+        "",
+        "| target | measured | met |",
+        "|---|---|---|",
+    ]
+    for name, measured, met in targets(results):
+        lines.append(f"| {name} | {measured} | {'not yet measured' if met is None else ('yes' if met else 'NO')} |")
+    for dataset in ("tatqa", "hotpotqa"):
+        r = results[dataset]
+        lines += [
+            "",
+            f"## {dataset}",
+            "",
+            "| method | n done / planned | EM | F1 | abstained | latency s | LLM calls | tokens | chars |",
+            "|---|---|---|---|---|---|---|---|---|",
+            *method_rows(dataset, r),
+            "",
+            f"Paired EM (same questions): lakeplanner - rag {r['em_gain_over_rag']} on {r['paired_n']['rag']}; "
+            f"lakeplanner - react {r['em_gain_over_react']} on {r['paired_n']['react']}.",
+            "",
+            *breakdown_rows(r, "em_by_answer_type"),
+            "",
+            *breakdown_rows(r, "em_by_answer_source"),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(runs: Path, out: Path) -> dict:
+    results = {d: dataset_results(runs, d) for d in ("tatqa", "hotpotqa")}
+    results["targets"] = [{"target": n, "measured": m, "met": met} for n, m, met in targets(results)]
+    (out / "qa.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out / "qa.md").write_text(markdown(results))
+    print((out / "qa.md").read_text())
+    return results

@@ -1,0 +1,99 @@
+"""The QA benchmark's plumbing: sampling, answer formatting, report pairing (benchmarks/qabench)."""
+
+import collections
+import json
+
+from benchmarks.qabench.answers import predicted_scale, prediction_items
+from benchmarks.qabench.data import SAMPLE, largest_remainder, load, make_sample, tatqa, write_source
+from benchmarks.qabench.report import write_report
+
+
+def test_committed_sample_is_the_seeded_stratified_sample():
+    questions, _ = tatqa()
+    ids = json.loads(SAMPLE.read_text())["ids"]
+    assert ids == make_sample(questions) and len(set(ids)) == 300
+    by_id = {q.uid: q for q in questions}
+    strata = collections.Counter((q.answer_type, q.answer_from) for q in questions)
+    sampled = collections.Counter((by_id[i].answer_type, by_id[i].answer_from) for i in ids)
+    assert set(sampled) == set(strata)  # every answer type x source is in it
+    for key, n in strata.items():
+        assert abs(sampled[key] - 300 * n / len(questions)) <= 1
+    first = collections.Counter((by_id[i].answer_type, by_id[i].answer_from) for i in ids[:100])
+    assert set(first) == set(strata)
+
+
+def test_largest_remainder_sums_to_size_with_one_seat_minimum():
+    seats = largest_remainder({"a": 90, "b": 9, "c": 1}, 10)
+    assert sum(seats.values()) == 10 and seats["c"] == 1 and seats["a"] >= 8
+
+
+def test_load_orders_the_sample_and_hotpot_takes_the_first_n():
+    questions, contexts = load("tatqa", 5)
+    assert [q.uid for q in questions] == json.loads(SAMPLE.read_text())["ids"][:5]
+    assert all(q.context in contexts for q in questions)
+    hotpot, hotpot_contexts = load("hotpotqa", 3)
+    assert [q.uid for q in hotpot] == ["hotpot-000", "hotpot-001", "hotpot-002"]
+    assert len(hotpot_contexts["hotpot-000"].paragraphs) == 10
+
+
+def test_context_is_written_as_a_report_grid_and_markdown(tmp_path):
+    _, contexts = tatqa()
+    context = next(iter(contexts.values()))
+    write_source(context, tmp_path)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names[0] == "financials.report.csv" and names[1:] == [f"paragraph_{i}.md" for i in range(1, len(names))]
+
+
+def test_prediction_items():
+    assert prediction_items(None) == []
+    assert prediction_items(["a ", ""]) == ["a"]
+    assert prediction_items("fixed-price; cost-plus") == ["fixed-price", "cost-plus"]
+    assert prediction_items("1,234 and 5,678") == ["1,234", "5,678"]
+    assert prediction_items("12, 14") == ["12", "14"]
+    assert prediction_items("1,234") == ["1,234"]
+    assert prediction_items("sales, general and administrative") == ["sales, general and administrative"]
+
+
+def test_predicted_scale():
+    texts = ["Years Ended", "(in millions)", "Revenue grew"]
+    assert predicted_scale("What is the percentage change in revenue?", ["-22.2"], texts) == "percent"
+    assert predicted_scale("What is the change in revenue?", ["12.5%"], texts) == "percent"
+    assert predicted_scale("What is the change in revenue?", ["-12.6"], texts) == "million"
+    assert predicted_scale("How many segments are there?", ["3"], texts) == ""
+    assert predicted_scale("What are the contract types?", ["fixed price"], texts) == ""
+
+
+def test_report_pairs_methods_on_the_same_questions(tmp_path):
+    ids = json.loads(SAMPLE.read_text())["ids"]
+    runs = tmp_path / "runs"
+    runs.mkdir()
+
+    questions, _ = load("tatqa", 4)
+    gold = {q.uid: q.answer for q in questions}
+
+    def record(uid, em, kind="arithmetic"):
+        return {
+            "uid": uid,
+            "prediction": (gold[uid] if isinstance(gold[uid], list) else [str(gold[uid])]) if em else [],
+            "answer_type": kind,
+            "answer_from": "table",
+            "em": em,
+            "f1": em,
+            "abstained": em == 0,
+            "seconds": 10.0,
+            "llm_calls": 2,
+            "prompt_tokens": 100,
+            "completion_tokens": 10,
+            "data_chars": 50,
+            "model": "m",
+        }
+
+    (runs / "tatqa-lakeplanner.jsonl").write_text("\n".join(json.dumps(record(i, 1)) for i in ids[:4]) + "\n")
+    (runs / "tatqa-rag.jsonl").write_text("\n".join(json.dumps(record(i, i == ids[0])) for i in ids[:2]) + "\n")
+    results = write_report(runs, tmp_path)
+    t = results["tatqa"]
+    assert (t["n"], t["em"], t["em_rag"], t["em_gain_over_rag"], t["paired_n"]["rag"]) == (4, 100.0, 50.0, 50.0, 2)
+    assert t["em_react"] is None and results["hotpotqa"]["n"] == 0
+    assert t["methods"]["lakeplanner"]["em_by_answer_type"] == {"arithmetic": {"n": 4, "em": 100.0}}
+    assert {"n", "em", "f1", "em_rag", "em_react", "em_dag", "em_gain_over_rag", "em_gain_over_react"} <= set(t)
+    assert "not yet measured" in (tmp_path / "qa.md").read_text()
