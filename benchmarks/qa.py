@@ -109,6 +109,7 @@ def run(dataset: str, method: str, n: int | None, shard: tuple[int, int], model:
                     "completion_tokens": usage.completion_tokens,
                     "data_chars": outcome.data_chars,
                     "model": llm.model_name,
+                    "trace": outcome.trace,
                 },
             )
             progress.console.print(f"{q.uid[:8]} em={result.em:.0f} {items!r} gold={q.answer!r} ({seconds:.0f} s)")

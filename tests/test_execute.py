@@ -332,3 +332,20 @@ def test_only_referenced_columns_flow_and_a_bare_reference_takes_the_declared_re
     )
     binding = slim(result, {WHOLE}, cap=2)
     assert binding.columns == {"customer_id": ["C0", "C1"]} and binding.truncated
+
+
+def test_a_statement_that_matches_nothing_is_rewritten_with_the_category_values(sample_lake):
+    lake, _ = sample_lake
+    plan = Plan(
+        question="q",
+        nodes=(node("$var_1", "sql", "customers", "customers of the enterprise segment", should_expose_answer=True),),
+    )
+    miss = {"sql": "SELECT count(*) AS n FROM customers WHERE segment = 'enterprise' HAVING count(*) > 0"}
+    hit = {"sql": "SELECT count(*) AS n FROM customers WHERE segment = 'Enterprise'"}
+    llm = scripted(sql=[miss, hit])
+    [result] = Executor(lake, llm, SERIAL).run(plan)
+    assert result.ok and result.rows[0]["n"] == 14
+    first_prompt = llm.backend.calls[0][0][0].content
+    values = next(line for line in first_prompt.splitlines() if line.startswith("customers.segment: "))
+    assert values.startswith("customers.segment: Enterprise")  # the value the sub-question names comes first
+    assert "matched nothing" in llm.backend.calls[1][0][-1].content

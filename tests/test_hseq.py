@@ -104,3 +104,16 @@ def test_evidence_is_sought_for_the_sub_question_and_the_users_question():
     assert focus(node, "What availability does it guarantee?") == (
         "uptime (the user asked: What availability does it guarantee?)"
     )
+
+
+def test_an_invalid_selection_falls_back_to_rank_order():
+    llm = LLM(FakeBackend(lambda messages, schema: "not json"))
+    state = iterate("q", paragraphs(6), llm, Recorder(), budget=Budget(window=3, top_k=2, max_steps=1))
+    assert [s.id for s in state.selected] == ["D1/p0", "D1/p1"] and not state.sufficient
+    assert "no valid selection" in state.trace[0]["fallback"]
+
+
+def test_a_long_answer_is_clipped_not_refused():
+    long = json.dumps({"selected": ["p1"], "sufficient": True, "answer": "word " * 100})
+    state = iterate("q", paragraphs(3), LLM(FakeBackend(lambda m, s: long)), Recorder(), budget=Budget(window=3))
+    assert len(state.answer) <= 200 and state.sufficient

@@ -36,6 +36,7 @@ class Outcome(BaseModel):
     abstained: bool = False
     reason: str | None = None
     data_chars: int = 0
+    trace: list[str] = []  # ReAct's steps, a trace id for the others
 
 
 class CountingBackend:
@@ -85,6 +86,7 @@ def answer_outcome(answer) -> Outcome:
         abstained=answer.abstained,
         reason=answer.reason,
         data_chars=answer.data_chars,
+        trace=[answer.trace_id or ""],
     )
 
 
@@ -188,11 +190,12 @@ def run_react(lake: Lake, question: str, llm: LLM) -> Outcome:
             messages.append(message("user", "Steps so far:\n" + "\n".join(transcript) + "\nNext step?"))
         step = llm.complete(messages, ReactStep).value
         if step.action == "finish":
-            return Outcome(value=step.input.strip() or None, data_chars=shown)
+            return Outcome(value=step.input.strip() or None, data_chars=shown, trace=transcript)
         observation = tools[step.action](step.input)[:OBSERVATION_CHARS]
         shown += len(observation)
         transcript.append(f"{step.action}: {step.input}\nObservation: {observation}")
-    return Outcome(value=None, abstained=True, reason=f"no answer in {REACT_STEPS} steps", data_chars=shown)
+    reason = f"no answer in {REACT_STEPS} steps"
+    return Outcome(value=None, abstained=True, reason=reason, data_chars=shown, trace=transcript)
 
 
 METHODS: dict[str, Callable[[Lake, str, LLM], Outcome]] = {

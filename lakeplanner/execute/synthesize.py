@@ -77,7 +77,8 @@ nothing else. Rows are numbered R1, R2, ... and document passages E1, E2, .... R
 answer (the short value: a name, id, number, date, list or phrase, copied as written in the results), \
 sentence (one sentence that answers the question), sources (the R and E numbers you used), \
 calculation (only when the answer needs arithmetic on numbers in the results: the expression, e.g. \
-"1250.5 - 300", and leave answer empty; it will be computed for you), abstain (true when the results do \
+"1250.5 - 300"; a change from A to B is B - A, a percentage change (B - A) / A * 100; leave answer empty, \
+it will be computed for you), abstain (true when the results do \
 not contain what the question asks) and reason (why, when you abstain)."""
 
 
