@@ -340,11 +340,13 @@ def test_a_statement_that_matches_nothing_is_rewritten_with_the_category_values(
         question="q",
         nodes=(node("$var_1", "sql", "customers", "customers of the enterprise segment", should_expose_answer=True),),
     )
-    miss = {"sql": "SELECT count(*) AS n FROM customers WHERE segment = 'enterprise' HAVING count(*) > 0"}
-    hit = {"sql": "SELECT count(*) AS n FROM customers WHERE segment = 'Enterprise'"}
+    miss = {"sql": "SELECT count(*) AS n FROM customers WHERE name ILIKE 'enterprise%' HAVING count(*) > 0"}
+    hit = {"sql": "SELECT count(*) AS n FROM customers WHERE segment = 'enterprise'"}  # spelled as held next
     llm = scripted(sql=[miss, hit])
     [result] = Executor(lake, llm, SERIAL).run(plan)
     assert result.ok and result.rows[0]["n"] == 14
+    [*_, executed] = [s for s in result.steps if s.name == "sql.execute"]
+    assert "segment = 'enterprise' -> 'Enterprise'" in executed.attributes["lakeplanner.dataops.edits"]
     first_prompt = llm.backend.calls[0][0][0].content
     values = next(line for line in first_prompt.splitlines() if line.startswith("customers.segment: "))
     assert values.startswith("customers.segment: Enterprise")  # the value the sub-question names comes first

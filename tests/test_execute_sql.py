@@ -115,3 +115,52 @@ def test_execution_settings_come_from_the_execute_table(tmp_path, monkeypatch):
     monkeypatch.setenv("LAKEPLANNER_EXEC_WINDOW", "5")
     settings = ExecSettings()
     assert (settings.mode, settings.window) == ("serial", 5)
+
+
+@pytest.mark.parametrize(
+    ("literal", "fixed"),
+    [
+        ("Write-offs", "Write-offs, net of recoveries"),
+        ("total sales", "Total sales"),
+        ("Totl sales", "Total sales"),
+        ("Fixed Price", None),  # held as written
+        ("Goodwill", None),  # nothing close: left for the engine to match nothing
+    ],
+)
+def test_a_filter_literal_is_pointed_at_a_held_value(literal, fixed):
+    from lakeplanner.execute.sql import closest_value
+
+    held = ["Fixed Price", "Other", "Total sales", "Write-offs, net of recoveries"]
+    assert closest_value(literal, held) == fixed
+
+
+def test_category_literals_are_fixed_in_the_statement_but_bound_values_kept():
+    from lakeplanner.execute.sql import fix_category_literals
+
+    statement = parse_select(
+        "SELECT value FROM financials WHERE line_item = 'Write-offs' AND year = 2019 "
+        "OR line_item IN ('total sales', 'Unbound')"
+    )
+    held = {"financials.line_item": ["Total sales", "Write-offs, net of recoveries", "Unbounded debt"]}
+    edits = fix_category_literals(statement, held, keep={"Unbound"})
+    sql = statement.sql("duckdb")
+    assert "line_item = 'Write-offs, net of recoveries'" in sql and "IN ('Total sales', 'Unbound')" in sql
+    assert len(edits) == 2
+
+
+def test_an_aggregate_over_compared_values_is_grouped_by_them():
+    from lakeplanner.execute.sql import group_compared_values
+
+    statement = parse_select(
+        "SELECT SUM(value) AS v FROM financials WHERE line_item = 'Total' AND year IN (2018, 2019)"
+    )
+    assert group_compared_values(statement) and "GROUP BY year" in statement.sql("duckdb")
+    assert "SELECT SUM(value) AS v, year" in statement.sql("duckdb")
+    for untouched in (
+        "SELECT SUM(value) FROM financials WHERE year IN (2018, 2019) GROUP BY line_item",
+        "SELECT value FROM financials WHERE year IN (2018, 2019)",
+        "SELECT SUM(value) FROM financials WHERE year = 2019",
+    ):
+        assert group_compared_values(parse_select(untouched)) == []
+    bound = parse_select("SELECT SUM(total) FROM invoices WHERE customer_id IN ('C1', 'C2')")
+    assert group_compared_values(bound, keep={"C1", "C2"}) == []

@@ -24,6 +24,7 @@ from lakeplanner.plan.model import Plan, PlanNode, Tool
 from lakeplanner.plan.validate import LakeSchema, check_sql, validate
 
 KEYS_CITED = 50
+FLOAT_DIGITS = 10  # binary noise off computed cells: 1.2 - 1.6 is -0.40000000000000013
 
 
 def bound_values(node: PlanNode, inputs: dict[str, Binding]) -> dict[str, dict[str, list[Any]]]:
@@ -51,7 +52,7 @@ def rows_and_keys(table: pa.Table, cap: int) -> tuple[list[dict], dict[str, list
                 values = value if isinstance(value, list) else [value]
                 keys.setdefault(alias, []).extend(str(v) for v in values if v is not None)
             else:
-                clean[name] = value
+                clean[name] = round(value, FLOAT_DIGITS) if isinstance(value, float) else value
         rows.append(clean)
     keys = {alias: list(dict.fromkeys(v))[:KEYS_CITED] for alias, v in keys.items()}
     return rows[:cap], keys, table.num_rows
@@ -107,20 +108,24 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     keys = {t: sqlnode.key_columns(contract, t, schema.tables.get(t, {})) for t in tables}
     feedback = None
     sql = node.sql
-    categories = sqlnode.category_values(lake, contract, tables, node.question) if sql is None else {}
+    categories = sqlnode.category_values(lake, contract, tables, node.question)
     for attempt in range(settings.sql_retries + 1):
         if sql is None or feedback is not None:
             messages = sqlnode.sql_messages(node, contract, tables, bound, feedback, categories)
             # bound values stay out of the prompt; example and category values are lake data shown
-            shown = sqlnode.examples_chars(contract, tables) + sum(len(" | ".join(v)) for v in categories.values())
+            shown = sqlnode.examples_chars(contract, tables) + sum(
+                len(" | ".join(v[: sqlnode.SHOWN_CATEGORY_VALUES])) for v in categories.values()
+            )
             sql = recorder.complete(
                 services.llm, "sql.write", messages, sqlnode.SqlDraft, max_tokens=300, data_chars=shown
             ).value.sql
         sql, edits = _fix_names(node, sql, schema)
         try:
-            statement = sqlnode.checked(
-                sqlnode.bind(sql, bound_values(node, inputs)), schema.tables, tables, settings.row_cap
-            )
+            bindings = bound_values(node, inputs)
+            statement = sqlnode.checked(sqlnode.bind(sql, bindings), schema.tables, tables, settings.row_cap)
+            bound_literals = {str(v) for columns in bindings.values() for values in columns.values() for v in values}
+            edits += sqlnode.fix_category_literals(statement, categories, keep=bound_literals)
+            edits += sqlnode.group_compared_values(statement, keep=bound_literals)
             statement = sqlnode.with_row_keys(statement, keys)
             with recorder.step(
                 "sql.execute", **{"db.system": engine.name, "db.query.text": statement.sql("duckdb")}

@@ -5,6 +5,7 @@ that the answer will cite. Engines (DuckDB over pyiceberg scans, Trino) run the 
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -39,10 +40,13 @@ below. Use only these tables and columns. Join only along the listed joins. When
 mentions $var_N.column, those are values computed earlier: write them literally, as in \
 `WHERE customer_id IN ($var_1.customer_id)`; never invent their values. Return the columns that \
 answer the sub-question (and the listed `returns` columns). Text comparisons are case-sensitive: use \
-ILIKE for names. Reply with JSON {"sql": "..."}."""
+ILIKE for names. For a change or difference between years or items, select the rows of both with the \
+year or item and the value (`WHERE year IN (2018, 2019)`); the arithmetic is done later. Reply with JSON \
+{"sql": "..."}."""
 
 
 MAX_CATEGORY_VALUES, SHOWN_CATEGORY_VALUES, MAX_CATEGORY_TABLE_ROWS = 60, 30, 100_000
+MAX_COMPARED = 5
 
 
 class SqlError(LakeplannerError):
@@ -122,8 +126,68 @@ def category_values(lake, contract: Contract, tables: Sequence[str], question: s
         for column in columns:
             values = sorted({str(v) for v in arrow.column(column).drop_null().to_pylist()})
             values.sort(key=lambda v: -len(wanted & set(re.findall(r"[a-z0-9]+", v.lower()))))
-            shown[f"{name}.{column}"] = values[:SHOWN_CATEGORY_VALUES]
+            shown[f"{name}.{column}"] = values
     return shown
+
+
+def closest_value(literal: str, values: Sequence[str]) -> str | None:
+    """The held value a filter literal most likely means ('Write-offs' -> 'Write-offs, net of
+    recoveries'), or None when it is held as written or nothing is close."""
+    if literal in values:
+        return None
+    lower = literal.casefold().strip()
+    words = set(re.findall(r"[a-z0-9]+", lower))
+    for match in (
+        [v for v in values if v.casefold().strip() == lower],
+        [v for v in values if v.casefold().startswith(lower)],
+        [v for v in values if words and words <= set(re.findall(r"[a-z0-9]+", v.casefold()))],
+        difflib.get_close_matches(literal, values, n=1, cutoff=0.6),
+    ):
+        if match:
+            return min(match, key=len)
+    return None
+
+
+def fix_category_literals(
+    statement: exp.Select, categories: dict[str, list[str]], keep: set[str] = frozenset()
+) -> list[str]:
+    """Point `column = 'x'` / `column IN ('x', ...)` at values the column holds; edits in place.
+    `keep`: literals bound from earlier results, which may rightly match nothing."""
+    held = {key.split(".", 1)[1]: values for key, values in categories.items()}
+    edits = []
+    for condition in statement.find_all(exp.EQ, exp.In):
+        column = condition.this if isinstance(condition.this, exp.Column) else condition.expression
+        if not isinstance(column, exp.Column) or column.name not in held:
+            continue
+        literals = condition.expressions if isinstance(condition, exp.In) else [condition.expression, condition.this]
+        for literal in literals:
+            if isinstance(literal, exp.Literal) and literal.is_string and literal.this not in keep:
+                value = closest_value(literal.this, held[column.name])
+                if value is not None:
+                    edits.append(f"{column.name} = '{literal.this}' -> '{value}' (a value the column holds)")
+                    literal.replace(exp.Literal.string(value))
+    return edits
+
+
+def group_compared_values(statement: exp.Select, keep: set[str] = frozenset()) -> list[str]:
+    """An aggregate over `col IN (a, b)` with no GROUP BY merges what the question compares (the
+    change between 2018 and 2019 summed over both years): group by that column instead, so each
+    value stays visible and the arithmetic is done on them later. Bound lists (`keep`) are left."""
+    if statement.args.get("group") or not any(statement.find_all(exp.AggFunc)):
+        return []
+    where = statement.args.get("where")
+    compared = [
+        condition.this
+        for condition in (where.find_all(exp.In) if where else [])
+        if isinstance(condition.this, exp.Column)
+        and 2 <= len(condition.expressions) <= MAX_COMPARED
+        and all(isinstance(e, exp.Literal) and e.this not in keep for e in condition.expressions)
+    ]
+    if not compared:
+        return []
+    column = compared[0]
+    statement.select(column.copy(), copy=False).group_by(column.copy(), copy=False)
+    return [f"grouped by {column.name}: the aggregate would merge the values the question compares"]
 
 
 def sql_messages(
@@ -142,7 +206,8 @@ def sql_messages(
         ask += "\nBound values: " + "; ".join(f"{ref} holds {n} value(s)" for ref, n in bound.items())
     catalog = schema_block(contract, tables)
     if categories:
-        catalog += "\nValues:\n" + "\n".join(f"{c}: " + " | ".join(v) for c, v in categories.items())
+        shown = (f"{c}: " + " | ".join(v[:SHOWN_CATEGORY_VALUES]) for c, v in categories.items())
+        catalog += "\nValues:\n" + "\n".join(shown)
     messages = [system(SQL_INSTRUCTIONS + "\n\nTables:\n" + catalog), user(ask)]
     if feedback:
         messages.append(user(f"The previous statement failed: {feedback}\nWrite a corrected statement."))

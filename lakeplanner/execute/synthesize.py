@@ -25,31 +25,16 @@ _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
 ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on | for | in | at |\?|$)", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-# what a question asks to compute from the data, not to find in it ("the change in revenue")
-COMPUTED = frozenset(
-    [
-        "change",
-        "changes",
-        "difference",
-        "increase",
-        "decrease",
-        "growth",
-        "decline",
-        "average",
-        "mean",
-        "total",
-        "sum",
-        "ratio",
-        "percentage",
-        "proportion",
-        "share",
-        "rate",
-        "count",
-        "number",
-        "amount",
-        "value",
-    ]
-)
+# words that ask to compute or explain ("the change in revenue", "the reason for the decline"), not an
+# attribute the lake must hold
+# fmt: off
+ANSWER_SHAPES = frozenset({
+    "change", "changes", "difference", "increase", "decrease", "growth", "decline", "average", "mean",
+    "total", "sum", "ratio", "percentage", "proportion", "share", "rate", "count", "number", "amount",
+    "value", "reason", "reasons", "cause", "causes", "purpose", "factor", "factors", "explanation",
+    "driver", "drivers", "effect", "impact",
+})
+# fmt: on
 PREPOSITIONS = {
     "across",
     "according",
@@ -241,7 +226,7 @@ def uncovered_terms(question: str, contract: Contract, results: list[NodeResult]
     unresolved = [
         t
         for t in sufficiency(question, contract).unresolved
-        if is_concept(t) and t.lower() in phrase and t.lower() not in COMPUTED
+        if is_concept(t) and t.lower() in phrase and t.lower() not in ANSWER_SHAPES
     ]
     if not unresolved:
         return []

@@ -34,7 +34,9 @@ $var_N.column in its question. List in `returns` the columns later steps need. M
 result answers the question with should_expose_answer. Each step asks a small sub-question in plain \
 words, never the whole question and never SQL. Use one sql step when one table (with its joins) \
 answers the question; start with a vector step when the question names something only documents \
-tell (a dispute, a memo, a clause, a reason). For a change, difference, average or percentage, one sql step fetches every value it needs (e.g. both years) and the answer does the arithmetic. Use only the sources and columns listed below.
+tell (a dispute, a memo, a clause, a reason). For a change, difference, average or percentage, one \
+sql step fetches every value it needs (e.g. both years) and the answer does the arithmetic. Use only \
+the sources and columns listed below.
 
 Examples, for tables orders(order_id, customer_id, total), customers(customer_id, name, \
 policy_document_id) and a collection policies linked by customers.policy_document_id:
