@@ -351,3 +351,14 @@ def test_a_statement_that_matches_nothing_is_rewritten_with_the_category_values(
     values = next(line for line in first_prompt.splitlines() if line.startswith("customers.segment: "))
     assert values.startswith("customers.segment: Enterprise")  # the value the sub-question names comes first
     assert "matched nothing" in llm.backend.calls[1][0][-1].content
+
+
+def test_an_earlier_searchs_answer_is_search_text_unless_it_names_a_document(sample_lake):
+    from lakeplanner.execute.vector import Bound, document_filter, query_text
+
+    lake, _ = sample_lake
+    told = Bound("$var_1.answer", "answer", ("late delivery",))
+    assert not told.narrows and document_filter("documents", [told], lake.catalog) == ""
+    hop = node("$var_2", "vector", "documents", "who complained about $var_1.answer")
+    assert query_text(hop, [told]) == "who complained about late delivery"
+    assert Bound("$var_1.contract_id", "contract_id", ("x",)).narrows

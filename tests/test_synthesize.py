@@ -141,3 +141,13 @@ def test_coverage_gate_abstains_when_nothing_mentions_the_asked_attribute(sample
         "What is the billing contact's e-mail address on invoice INV-1001?", [contact], llm, Recorder(), lake.contract
     )
     assert answer.value == "l@x.de"  # "e-mail" is covered by the billing_email column
+
+
+def test_a_yes_or_no_is_grounded_only_in_something_retrieved():
+    from lakeplanner.execute.results import NodeResult
+    from lakeplanner.execute.synthesize import grounding
+
+    found = NodeResult(label="$var_1", tool="sql", source="t", question="q", rows=[{"nationality": "American"}])
+    empty = NodeResult(label="$var_1", tool="sql", source="t", question="q")
+    assert grounding("Yes", [found]) == 0.7
+    assert grounding("no", [empty]) == 0.0

@@ -174,7 +174,7 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
     lake = services.lake
     bounds = bounds_of(node, inputs)
     expression = document_filter(node.source, bounds, lake.catalog)
-    if bounds and not expression:
+    if any(b.narrows for b in bounds) and not expression:
         result.error = f"the bound values of {', '.join(b.reference for b in bounds)} name no document of {node.source}"
         return result
     text = query_text(node, bounds)

@@ -131,7 +131,10 @@ def format_number(value: float) -> str:
 
 def grounding(value: str, results: list[NodeResult], calculated_from: str = "") -> float:
     """c_ground (seed 002 App. D): 1.0 when the value is a cell of a structured result (or computed from
-    cells), 0.9 when a passage states it, 0.7 when a passage states most of its words, else 0."""
+    cells), 0.9 when a passage states it, 0.7 when a passage states most of its words, else 0. A yes or
+    no is a judgement over what was retrieved: 0.7 when something was, else 0."""
+    if normalised(value) in ("yes", "no"):
+        return 0.7 if any(r.rows or r.evidence for r in results) else 0.0
     cells = {normalised(v) for r in results for row in r.rows for v in row.values() if v is not None}
     cell_numbers = {round(float(n), 6) for c in cells for n in numbers_in(c)}
     passages = " ".join(normalised(e.snippet) for r in results for e in r.evidence)

@@ -18,6 +18,7 @@ from lakeplanner.ingest.vectors import SearchHit, _in_filter, _string_literal
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM
 from lakeplanner.plan.model import REFERENCE, PlanNode
+from lakeplanner.plan.validate import VECTOR_ANSWER
 
 MAX_FILTER_VALUES = 500
 STREAM_CAP = 40
@@ -31,6 +32,12 @@ class Bound:
     reference: str
     column: str
     values: tuple[str, ...]
+
+    @property
+    def narrows(self) -> bool:
+        """Values that must name documents (ids, titles, links, row keys); an earlier search's
+        answer only joins the search text, and narrows when it happens to be a title."""
+        return self.column != VECTOR_ANSWER
 
 
 _REFERENCE_CLAUSE = re.compile(
@@ -76,7 +83,7 @@ def document_filter(collection: str, bound: Sequence[Bound], catalog) -> str:
         found = [r[0] for r in resolved if r]
         if found:
             documents += found
-        else:
+        elif b.column != VECTOR_ANSWER:  # a value read in a passage is search text, not a row key
             row_keys += list(b.values)
     documents = list(dict.fromkeys(documents))[:MAX_FILTER_VALUES]
     if documents:

@@ -36,9 +36,9 @@ words, never the whole question and never SQL. Use one sql step when one table (
 answers the question; start with a vector step when the question names something only documents \
 tell (a dispute, a memo, a clause, a reason). For a change, difference, average or percentage, one \
 sql step fetches every value it needs (e.g. both years) and the answer does the arithmetic. Use only \
-the sources and columns listed below.
+the sources and columns listed below."""
 
-Examples, for tables orders(order_id, customer_id, total), customers(customer_id, name, \
+MIXED_EXAMPLES = """Examples, for tables orders(order_id, customer_id, total), customers(customer_id, name, \
 policy_document_id) and a collection policies linked by customers.policy_document_id:
 Q: What refund window applies to order O-17?
 [{"tool": "sql", "source": "customers", "question": "policy_document_id of the customer of order O-17", \
@@ -50,6 +50,17 @@ Q: Which customer's policy allows refunds after 90 days, and how many orders did
 "returns": ["document_id"]}, {"tool": "sql", "source": "customers", "question": "number of orders of the \
 customer whose policy_document_id is in $var_1.document_id", "should_expose_answer": true, \
 "answer_description": "the customer and its order count"}]"""
+
+# a lake of documents only: the table examples would be copied into its plans (customers, order O-17)
+DOCUMENT_EXAMPLES = """Examples, for a collection documents of encyclopedia articles:
+Q: In which country was the director of the film Blue Harbor born?
+[{"tool": "vector", "source": "documents", "question": "who directed the film Blue Harbor", "returns": \
+["answer"]}, {"tool": "vector", "source": "documents", "question": "country where $var_1.answer was born", \
+"should_expose_answer": true, "answer_description": "a country"}]
+Q: Are the Rhine and the Loire both longer than 1,000 km?
+[{"tool": "vector", "source": "documents", "question": "length of the Rhine", "should_expose_answer": true, \
+"answer_description": "a length"}, {"tool": "vector", "source": "documents", "question": "length of the \
+Loire", "should_expose_answer": true, "answer_description": "a length"}]"""
 
 
 class GeneratedNode(BaseModel):
@@ -162,7 +173,9 @@ def contract_prompt(contract: Contract, tables: list[str]) -> str:
 def plan_messages(
     question: str, contract: Contract, tables: list[str], feedback: Sequence[Finding] = ()
 ) -> list[Message]:
-    messages = [system(INSTRUCTIONS + "\n\n" + contract_prompt(contract, tables)), user(f"Question: {question}")]
+    examples = MIXED_EXAMPLES if tables else DOCUMENT_EXAMPLES
+    prompt = f"{INSTRUCTIONS}\n\n{examples}\n\n{contract_prompt(contract, tables)}"
+    messages = [system(prompt), user(f"Question: {question}")]
     if feedback:
         problems = "\n".join(f"- {f.code.value} {f.node or ''}: {f.message}" for f in feedback)
         messages.append(user(f"A previous plan had these problems:\n{problems}\nWrite a corrected plan."))
