@@ -212,3 +212,10 @@ def test_a_search_nothing_can_narrow_is_dropped_after_replanning(schema):
     [only] = result.plan.nodes
     assert only.label == "$var_1" and only.should_expose_answer
     assert any("$var_2: dropped" in e for e in result.edits)
+
+
+def test_a_graph_step_over_an_unlinked_collection_becomes_a_search(schema):
+    plan = one_node(tool="graph", source="documents", question="related products")
+    result = repair(plan, schema)
+    assert result.ok and result.plan.nodes[0].tool == "vector"
+    assert result.edits == ["$var_1: tool graph -> vector for documents"]

@@ -53,6 +53,7 @@ FIXABLE = {
     Code.duplicate_node,
     Code.unused_node,
     Code.unlinked_reference,
+    Code.graph_without_link,
 }
 CAUSES = {
     Code.unknown_column: Cause.schema_drift,
@@ -245,6 +246,10 @@ class Fixer:
         tool = Tool.sql if node.source in self.schema.tables else Tool.vector
         self.edits.append(f"{node.label}: tool {node.tool} -> {tool.value} for {node.source}")
         return plan.replace(node.label, tool=tool.value)
+
+    def fix_graph_without_link(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        """Nothing to traverse from this source: read it directly (sql for a table, else search)."""
+        return self.fix_tool_source_mismatch(plan, node, finding)
 
     def fix_duplicate_node(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """Drop the repeat; its readers read the first one."""
