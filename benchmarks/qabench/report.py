@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from benchmarks.qabench.answers import judge
@@ -36,6 +36,26 @@ def quantile(values: list[float], q: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
 
 
+OUTCOME_CLASSES = (
+    ("no valid plan", "abstained: no valid plan"),
+    ("not supported by the retrieved", "abstained: answer not grounded"),
+    ("nothing in the lake mentions", "abstained: coverage gate"),
+    ("no runnable SQL", "abstained: no runnable SQL"),
+    ("holds no data", "abstained: nothing retrieved"),
+    ("no answer in", "abstained: step limit"),
+)
+
+
+def outcome_class(record: dict) -> str:
+    """Where a question was lost: the abstention's stage, a wrong answer, or right."""
+    if record["em"] == 1:
+        return "right"
+    if not record["abstained"]:
+        return "answered, wrong" if record["prediction"] else "answered nothing"
+    reason = record.get("reason") or ""
+    return next((label for key, label in OUTCOME_CLASSES if key in reason), "abstained: other")
+
+
 def summary(records: list[dict]) -> dict:
     by_type, by_source = defaultdict(list), defaultdict(list)
     for r in records:
@@ -50,6 +70,7 @@ def summary(records: list[dict]) -> dict:
         "em_by_answer_type": {k: {"n": len(v), "em": pct(v)} for k, v in sorted(by_type.items())},
         "em_by_answer_source": {k: {"n": len(v), "em": pct(v)} for k, v in sorted(by_source.items())},
         "abstentions": sum(r["abstained"] for r in records),
+        "outcomes": dict(Counter(outcome_class(r) for r in records).most_common()),
         "errors": sum(bool(r.get("error")) for r in records),
         "latency_s": {
             "mean": round(statistics.mean(seconds), 1) if seconds else None,
@@ -198,6 +219,11 @@ def markdown(results: dict) -> str:
             *breakdown_rows(r, "em_by_answer_type"),
             "",
             *breakdown_rows(r, "em_by_answer_source"),
+            "",
+            "Where questions were lost: "
+            + "; ".join(
+                f"{m}: " + ", ".join(f"{k} {v}" for k, v in s["outcomes"].items()) for m, s in r["methods"].items()
+            ),
         ]
     return "\n".join(lines) + "\n"
 

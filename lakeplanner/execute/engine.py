@@ -9,7 +9,6 @@ the order they finish.
 from __future__ import annotations
 
 import functools
-import os
 import time
 from collections.abc import Callable, Iterator
 
@@ -162,7 +161,6 @@ class Executor:
                 "Ray is not installed", hint="pip install 'ray==2.60.0', or LAKEPLANNER_EXEC_MODE=serial"
             ) from e
         if not ray.is_initialized():
-            os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
             ray.init(
                 address=self.settings.ray_address,
                 num_cpus=self.settings.ray_cpus if not self.settings.ray_address else None,

@@ -157,20 +157,19 @@ class DuckDBEngine:
 
     def run(self, statement: exp.Select, snapshots: dict[str, int | None] | None = None) -> Scan:
         snapshots = dict(snapshots or {})
-        statement = self._qualified(statement)
+        tables = {t.name: self.lake.table(t.name) for t in statement.find_all(exp.Table)}
+        statement = qualified(statement, tables)
         con = duckdb.connect()
         scanned = total = 0
         pushed = {}
         try:
-            for _alias, (name, columns, row_filter) in pushdown(statement).items():
-                if name in pushed:
-                    continue
-                table = self.lake.table(name)
+            for name, (columns, row_filter) in scans_by_table(pushdown(statement)).items():
+                table = tables[name]
                 snapshot_id = snapshots.get(name) or (
                     table.current_snapshot().snapshot_id if table.current_snapshot() else None
                 )
                 snapshots[name] = snapshot_id
-                needed = self._columns_for(name, statement, columns)
+                needed = columns or {table.schema().fields[0].name}  # count(*) still reads one column
                 scan = table.scan(row_filter=row_filter, selected_fields=tuple(sorted(needed)), snapshot_id=snapshot_id)
                 read, full = projected_bytes(scan, table, needed)
                 scanned, total = scanned + read, total + full
@@ -183,22 +182,26 @@ class DuckDBEngine:
             con.close()
         return Scan(result, snapshots, scanned, total, pushed)
 
-    def _qualified(self, statement: exp.Select) -> exp.Select:
-        """Every column tied to its table, so each scan reads only its own columns."""
-        schema = {
-            t.name: {f.name: "VARCHAR" for f in self.lake.table(t.name).schema().fields}
-            for t in statement.find_all(exp.Table)
-        }
-        try:
-            return qualify(statement.copy(), schema=schema, dialect="duckdb")
-        except OptimizeError as e:
-            raise SqlRuntimeError(f"DuckDB: {e}", hint="the SQL names a column the table lacks") from e
 
-    def _columns_for(self, name: str, statement: exp.Select, columns: set[str]) -> set[str]:
-        """Columns of `name` used under any alias (one scan per table); count(*) still needs one."""
-        aliases = {t.alias_or_name for t in statement.find_all(exp.Table) if t.name == name}
-        used = {c.name for c in statement.find_all(exp.Column) if c.table in aliases} or columns
-        return used or {self.lake.table(name).schema().fields[0].name}
+def qualified(statement: exp.Select, tables: dict[str, Any]) -> exp.Select:
+    """Every column tied to its table, so each scan reads only its own columns."""
+    schema = {name: {f.name: "VARCHAR" for f in table.schema().fields} for name, table in tables.items()}
+    try:
+        return qualify(statement.copy(), schema=schema, dialect="duckdb")
+    except OptimizeError as e:
+        raise SqlRuntimeError(f"DuckDB: {e}", hint="the SQL names a column the table lacks") from e
+
+
+def scans_by_table(
+    plan: dict[str, tuple[str, set[str], ice.BooleanExpression]],
+) -> dict[str, tuple[set[str], ice.BooleanExpression]]:
+    """One scan per table: the columns used under any of its aliases, and its pushed filter (a table
+    read under several aliases has none, see `pushdown`)."""
+    scans: dict[str, tuple[set[str], ice.BooleanExpression]] = {}
+    for name, columns, row_filter in plan.values():
+        used, first_filter = scans.get(name, (set(), row_filter))
+        scans[name] = (used | columns, first_filter)
+    return scans
 
 
 @register_engine("trino")

@@ -98,14 +98,14 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     lake = services.lake
     contract = lake.contract
     schema = LakeSchema.from_contract(contract)
-    tables = sqlnode.node_tables(contract, node.source)
+    tables = schema.sql_tables(node.source)
     bound = {
         f"{ref.label}.{ref.column}": len(inputs[ref.label].columns.get(ref.column, []))
         for ref in node.references()
         if ref.column and ref.label in inputs
     }
     engine = get_engine(settings.sql_engine, lake, settings)
-    keys = {t: sqlnode.key_columns(contract, t, schema.tables.get(t, {})) for t in tables}
+    keys = {t: schema.row_key(t) for t in tables}
     feedback = None
     sql = node.sql
     categories = sqlnode.category_values(lake, contract, tables, node.question)

@@ -61,24 +61,6 @@ class SqlDraft(BaseModel):
     sql: str = Field(max_length=1200)
 
 
-def node_tables(contract: Contract, source: str) -> list[str]:
-    """The node's table and the tables it may join to along foreign keys."""
-    tables = [source]
-    for fk in contract.foreign_keys:
-        for a, b in ((fk.source, fk.target), (fk.target, fk.source)):
-            if a == source and b not in tables:
-                tables.append(b)
-    return tables
-
-
-def key_columns(contract: Contract, table: str, columns: Iterable[str]) -> list[str]:
-    """The columns that identify a row of `table` (its Iceberg identifier, else the surrogate key)."""
-    for key in contract.identity_keys:
-        if key.source == table and key.identifier:
-            return list(key.columns)
-    return ["_lp_key"] if "_lp_key" in columns else []
-
-
 def schema_block(contract: Contract, tables: Sequence[str]) -> str:
     lines = []
     for name in tables:

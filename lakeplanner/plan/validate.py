@@ -16,6 +16,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from lakeplanner.contract.models import Contract, FieldType, SourceKind
+from lakeplanner.ingest.tables import KEY_COLUMN
 from lakeplanner.plan.model import LABEL, REFERENCE, Plan, PlanNode, Tool
 
 NUMERIC = {FieldType.integer, FieldType.number}
@@ -86,7 +87,7 @@ class LakeSchema:
     linked: set[str] = field(default_factory=set)
     joins: dict[str, set[str]] = field(default_factory=dict)  # table -> tables one foreign key away
     document_links: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (table, collection) -> link columns
-    identifiers: dict[str, set[str]] = field(default_factory=dict)  # table -> its key columns
+    identifiers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # table -> its key columns, in order
 
     @classmethod
     def from_contract(cls, contract: Contract) -> LakeSchema:
@@ -101,7 +102,7 @@ class LakeSchema:
         for fk in contract.foreign_keys:
             joins.setdefault(fk.source, set()).add(fk.target)
             joins.setdefault(fk.target, set()).add(fk.source)
-        identifiers = {k.source: set(k.columns) for k in contract.identity_keys if k.identifier}
+        identifiers = {k.source: tuple(k.columns) for k in contract.identity_keys if k.identifier}
         document_links: dict[tuple[str, str], set[str]] = {}
         for lk in contract.links:
             document_links.setdefault((lk.source, lk.collection), set()).add(lk.column)
@@ -124,6 +125,16 @@ class LakeSchema:
         tables = {table, *self.joins.get(table, ())}
         keys = {c for t in tables if (t, collection) in self.document_links for c in self.identifiers.get(t, ())}
         return self.link_columns(table, collection) | keys
+
+    def sql_tables(self, table: str) -> list[str]:
+        """A sql node's table, then the tables it may join to along foreign keys."""
+        return [table, *sorted(self.joins.get(table, set()) - {table})]
+
+    def row_key(self, table: str) -> list[str]:
+        """The columns that identify a row of `table`: its Iceberg identifier, else the surrogate key."""
+        if table in self.identifiers:
+            return list(self.identifiers[table])
+        return [KEY_COLUMN] if KEY_COLUMN in self.tables.get(table, {}) else []
 
     def reachable_columns(self, table: str) -> dict[str, FieldType]:
         """Columns a sql node on `table` can return: its own and those of tables it joins to."""
