@@ -219,3 +219,12 @@ def test_a_graph_step_over_an_unlinked_collection_becomes_a_search(schema):
     result = repair(plan, schema)
     assert result.ok and result.plan.nodes[0].tool == "vector"
     assert result.edits == ["$var_1: tool graph -> vector for documents"]
+
+
+def test_a_reason_asked_of_a_table_is_read_in_its_linked_documents(schema):
+    plan = one_node(question="why the customer C001 signed up", returns=["name"])
+    result = repair(plan, schema)
+    assert result.ok
+    [read] = result.plan.nodes
+    assert (read.tool, read.source, read.returns) == ("vector", "documents_contracts", [])
+    assert result.edits == ["$var_1: sql on customers -> vector on documents_contracts (prose is in documents)"]

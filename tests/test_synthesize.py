@@ -151,3 +151,37 @@ def test_a_yes_or_no_is_grounded_only_in_something_retrieved():
     empty = NodeResult(label="$var_1", tool="sql", source="t", question="q")
     assert grounding("Yes", [found]) == 0.7
     assert grounding("no", [empty]) == 0.0
+
+
+YEARS = NodeResult(
+    label="$var_1",
+    tool="sql",
+    source="financials",
+    question="other in 2019 and 2018",
+    exposed=True,
+    rows=[{"value": 44.1, "year": 2019}, {"value": 56.7, "year": 2018}],
+    rows_total=2,
+    row_keys={"financials": ["Other|2019", "Other|2018"]},
+)
+
+
+@pytest.mark.parametrize(
+    ("said", "expression"),
+    [
+        ("-12.6", "44.1 - 56.7"),
+        ("-22.22", "(44.1 - 56.7) / 56.7 * 100"),
+        ("50.4", "(44.1 + 56.7) / 2"),
+        ("12", None),  # no simple expression over two cells gives it
+        ("2019", None),  # years are labels, never operands
+    ],
+)
+def test_a_number_the_llm_computed_is_traced_to_cells_or_refused(said, expression):
+    from lakeplanner.execute.synthesize import derivation
+
+    assert derivation(said, [YEARS]) == expression
+
+
+def test_the_llms_arithmetic_is_redone_by_the_evaluator():
+    llm = llm_saying(answer="-12.6", sentence="Other fell by 12.6.", sources=["R1", "R2"], abstain=False)
+    answer = synthesize("What was the change in Other from 2018 to 2019?", [YEARS], llm, Recorder())
+    assert answer.value == "-12.60" and "44.1 - 56.7" in answer.text and answer.confidence > 0.9

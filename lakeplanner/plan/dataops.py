@@ -54,6 +54,7 @@ FIXABLE = {
     Code.unused_node,
     Code.unlinked_reference,
     Code.graph_without_link,
+    Code.prose_from_table,
 }
 CAUSES = {
     Code.unknown_column: Cause.schema_drift,
@@ -63,6 +64,7 @@ CAUSES = {
     Code.unknown_return_column: Cause.schema_drift,
     Code.unknown_source: Cause.schema_drift,
     Code.unlinked_reference: Cause.schema_drift,
+    Code.prose_from_table: Cause.tool_choice,
     Code.unknown_tool: Cause.tool_choice,
     Code.graph_without_input: Cause.plan_shape,
     Code.duplicate_node: Cause.plan_shape,
@@ -250,6 +252,13 @@ class Fixer:
     def fix_graph_without_link(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """Nothing to traverse from this source: read it directly (sql for a table, else search)."""
         return self.fix_tool_source_mismatch(plan, node, finding)
+
+    def fix_prose_from_table(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        """Read the reason or description in the linked collection instead."""
+        if node is None or finding.subject is None:
+            return plan
+        self.edits.append(f"{node.label}: sql on {node.source} -> vector on {finding.subject} (prose is in documents)")
+        return plan.replace(node.label, tool=Tool.vector.value, source=finding.subject, returns=[])
 
     def fix_duplicate_node(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """Drop the repeat; its readers read the first one."""

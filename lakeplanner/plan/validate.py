@@ -6,6 +6,7 @@ SQL text is parsed with sqlglot; `$var_n.column` bindings are replaced by a plac
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -67,6 +68,7 @@ class Code(StrEnum):
     unknown_return_column = "M011"
     intent_drift = "M012"
     unlinked_reference = "M013"
+    prose_from_table = "M014"
 
 
 class Finding(BaseModel):
@@ -125,6 +127,14 @@ class LakeSchema:
         tables = {table, *self.joins.get(table, ())}
         keys = {c for t in tables if (t, collection) in self.document_links for c in self.identifiers.get(t, ())}
         return self.link_columns(table, collection) | keys
+
+    def collection_for(self, table: str) -> str | None:
+        """The collection linked to `table` (or its join partners), else the only collection."""
+        tables = {table, *self.joins.get(table, ())}
+        linked = sorted({c for (t, c) in self.document_links if t in tables})
+        if linked:
+            return linked[0]
+        return next(iter(self.collections)) if len(self.collections) == 1 else None
 
     def sql_tables(self, table: str) -> list[str]:
         """A sql node's table, then the tables it may join to along foreign keys."""
@@ -466,6 +476,29 @@ def check_document_references(plan: Plan, schema: LakeSchema) -> Iterable[Findin
                 )
 
 
+PROSE = re.compile(r"\b(why|reasons?|caus(?:e|es|ed)|explain\w*|describ\w*|description|purpose|attributed)\b", re.I)
+
+
+def check_prose_questions(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
+    """A sql step asking why, for a reason or a description, of a table with no column for it: such
+    answers are written in documents. The subject is the collection to read instead."""
+    for node in plan.nodes:
+        asked = PROSE.search(node.question or "")
+        if node.tool != Tool.sql or node.sql or node.source not in schema.tables or asked is None:
+            continue
+        word = asked.group(1).lower()[:5]
+        if any(word in column.lower() for column in schema.reachable_columns(node.source)):
+            continue
+        collection = schema.collection_for(node.source)
+        if collection is not None:
+            yield Finding(
+                code=Code.prose_from_table,
+                node=node.label,
+                subject=collection,
+                message=f"{node.source} has no column for '{asked.group(1)}': read it in {collection}",
+            )
+
+
 def check_vector_filters(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
     for node in plan.nodes:
         if node.tool != Tool.vector or not node.filter:
@@ -493,7 +526,13 @@ STRUCTURAL: tuple[Rule, ...] = (
     check_acyclic,
     check_redundancy,
 )
-SEMANTIC: tuple[Rule, ...] = (check_sources, check_sql, check_document_references, check_vector_filters)
+SEMANTIC: tuple[Rule, ...] = (
+    check_sources,
+    check_sql,
+    check_document_references,
+    check_vector_filters,
+    check_prose_questions,
+)
 
 
 def validate(plan: Plan, schema: LakeSchema, rules: tuple[Rule, ...] = STRUCTURAL + SEMANTIC) -> list[Finding]:
