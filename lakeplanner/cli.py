@@ -50,7 +50,11 @@ def fail(error: LakeplannerError) -> None:
 def ingest(
     source: Annotated[
         Path | None,
-        typer.Argument(help="Folder (or file) of CSV, TSV, JSON, JSONL, Parquet, Markdown, text or HTML files."),
+        typer.Argument(
+            help="Folder (or file) of CSV, TSV, JSON, JSONL, Parquet, Markdown, text or HTML files. "
+            "A NAME.report.csv is a table as printed in a financial report (headers over several rows, "
+            "years as columns, '(1,234)', '$', '%', 'in millions'): it becomes one row per line item and column."
+        ),
     ] = None,
     lake: LakeOption = Path("lake"),
     exclude: Annotated[
