@@ -226,5 +226,5 @@ def test_a_reason_asked_of_a_table_is_read_in_its_linked_documents(schema):
     result = repair(plan, schema)
     assert result.ok
     [read] = result.plan.nodes
-    assert (read.tool, read.source, read.returns) == ("vector", "documents_contracts", [])
+    assert (read.tool, read.source, read.returns) == ("vector", "documents_contracts", ())
     assert result.edits == ["$var_1: sql on customers -> vector on documents_contracts (prose is in documents)"]

@@ -258,7 +258,7 @@ class Fixer:
         if node is None or finding.subject is None:
             return plan
         self.edits.append(f"{node.label}: sql on {node.source} -> vector on {finding.subject} (prose is in documents)")
-        return plan.replace(node.label, tool=Tool.vector.value, source=finding.subject, returns=[])
+        return plan.replace(node.label, tool=Tool.vector.value, source=finding.subject, returns=())
 
     def fix_duplicate_node(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """Drop the repeat; its readers read the first one."""
