@@ -185,3 +185,9 @@ def test_the_llms_arithmetic_is_redone_by_the_evaluator():
     llm = llm_saying(answer="-12.6", sentence="Other fell by 12.6.", sources=["R1", "R2"], abstain=False)
     answer = synthesize("What was the change in Other from 2018 to 2019?", [YEARS], llm, Recorder())
     assert answer.value == "-12.60" and "44.1 - 56.7" in answer.text and answer.confidence > 0.9
+
+
+def test_a_change_question_is_computed_by_its_template_whatever_the_llm_says():
+    llm = llm_saying(answer="0.2", sentence="It rose by 0.2.", sources=["R1"], abstain=False, calculation="1.4 - 1.2")
+    answer = synthesize("What was the change in Other from 2018 to 2019?", [YEARS], llm, Recorder())
+    assert answer.value == "-12.60" and "44.1 - 56.7" in answer.text

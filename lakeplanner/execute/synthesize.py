@@ -14,6 +14,7 @@ from simpleeval import InvalidExpression, SimpleEval
 
 from lakeplanner.contract.models import Contract
 from lakeplanner.errors import LakeplannerError
+from lakeplanner.execute.arithmetic import year_arithmetic
 from lakeplanner.execute.results import Answer, Citation, NodeResult
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.lineage.steps import Recorder
@@ -312,10 +313,15 @@ def synthesize(
         if value is None:
             return abstain(answer, f"no answer could be written: {e.message}", started)
         draft = Draft(answer=value, sentence=value, sources=[], abstain=False)
-    if draft.abstain:
+    templated = year_arithmetic(question, exposed)
+    if draft.abstain and templated is None:
         return abstain(answer, draft.reason or "the results do not contain the answer", started)
     value, calculated = draft.answer.strip(), ""
-    if draft.calculation.strip():
+    if templated is not None:
+        value, calculated = format_number(evaluate(templated)), templated
+        if draft.abstain:
+            draft = draft.model_copy(update={"sentence": f"{question.rstrip('?')}: {value}.", "abstain": False})
+    elif draft.calculation.strip():
         try:
             value, calculated = format_number(evaluate(draft.calculation)), draft.calculation
         except LakeplannerError as e:

@@ -1,0 +1,90 @@
+"""Question-type templates for computed answers: a change, a percentage change or an average over
+the years a question names, computed from one value per year in the results (seed 002 §3.5).
+
+The template decides the expression, not the LLM: "the change in X from 2018 to 2019" with rows
+(2019, 1.6) and (2018, 1.2) is `1.6 - 1.2` whatever the LLM wrote. It applies only when every named
+year has exactly one value; otherwise synthesis keeps the LLM's calculation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from lakeplanner.execute.results import NodeResult
+
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+_FROM_TO = re.compile(r"\bfrom\s+((?:19|20)\d{2})\b.*?\bto\s+((?:19|20)\d{2})\b", re.I)
+_PERCENT_CHANGE = re.compile(r"percent(?:age)?\s+(?:change|increase|decrease|growth)|%\s*change|growth rate", re.I)
+_CHANGE = re.compile(r"\b(?:change|increase|decrease|difference|grow|growth|decline)\b", re.I)
+_AVERAGE = re.compile(r"\b(?:average|mean)\b", re.I)
+YEAR_COLUMNS = ("year", "fiscal_year", "period")
+
+
+def named_years(text: str) -> list[int]:
+    return list(dict.fromkeys(int(y) for y in _YEAR.findall(text)))
+
+
+def is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def year_of(row: dict) -> int | None:
+    for column in YEAR_COLUMNS:
+        value = row.get(column)
+        if is_number(value) and 1900 <= value <= 2100:
+            return int(value)
+        if isinstance(value, str) and len(years := named_years(value)) == 1:
+            return years[0]
+    return None
+
+
+def values_by_year(results: list[NodeResult]) -> dict[int, float] | None:
+    """One value per year: from a year column, or from a one-row result whose sub-question names one
+    year. None when a year has two different values (the rows mix items)."""
+    found: dict[int, float] = {}
+    for result in results:
+        for row in result.rows:
+            numbers = [v for k, v in row.items() if is_number(v) and k not in YEAR_COLUMNS]
+            if len(numbers) != 1:
+                continue
+            year = year_of(row)
+            if year is None and len(result.rows) == 1 and len(years := named_years(result.question)) == 1:
+                year = years[0]
+            if year is None:
+                continue
+            if year in found and found[year] != numbers[0]:
+                return None
+            found[year] = float(numbers[0])
+    return found
+
+
+def operand(value: float) -> str:
+    return str(int(value)) if value == int(value) else repr(value)
+
+
+def template_for(question: str) -> Callable[[float, float], str] | None:
+    if _PERCENT_CHANGE.search(question):
+        return lambda old, new: f"({operand(new)} - {operand(old)}) / {operand(old)} * 100"
+    if _CHANGE.search(question):
+        return lambda old, new: f"{operand(new)} - {operand(old)}"
+    if _AVERAGE.search(question):
+        return lambda a, b: f"({operand(a)} + {operand(b)}) / 2"
+    return None
+
+
+def year_arithmetic(question: str, results: list[NodeResult]) -> str | None:
+    """The expression a change / percentage change / average question over two named years asks
+    for, with the results' values; None when the question or the values do not fit."""
+    years = named_years(question)
+    template = template_for(question)
+    if len(years) != 2 or template is None:
+        return None
+    values = values_by_year(results)
+    if not values or not all(y in values for y in years):
+        return None
+    ordered = _FROM_TO.search(question)
+    old, new = (int(ordered.group(1)), int(ordered.group(2))) if ordered else sorted(years)
+    if values[old] == 0 and _PERCENT_CHANGE.search(question):
+        return None
+    return template(values[old], values[new])

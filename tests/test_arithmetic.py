@@ -1,0 +1,41 @@
+"""Question-type templates for change, percentage change and average over two named years."""
+
+import pytest
+
+from lakeplanner.execute.arithmetic import values_by_year, year_arithmetic
+from lakeplanner.execute.results import NodeResult
+
+
+def result(question, rows):
+    return NodeResult(label="$var_1", tool="sql", source="financials", question=question, rows=rows, exposed=True)
+
+
+BY_YEAR = [result("other by year", [{"value": 44.1, "year": 2019}, {"value": 56.7, "year": 2018}])]
+ONE_NODE_PER_YEAR = [
+    result("write-offs in the year 2018", [{"_col_0": 1.2}]),
+    result("write-offs in 2019", [{"_col_0": 1.6}]),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "results", "expression"),
+    [
+        ("What was the change in Other in 2019 from 2018?", BY_YEAR, "44.1 - 56.7"),
+        ("What was the change in Other from 2019 to 2018?", BY_YEAR, "56.7 - 44.1"),
+        ("What is the percentage change in Other from 2018 to 2019?", BY_YEAR, "(44.1 - 56.7) / 56.7 * 100"),
+        ("What was the average Other for 2018 and 2019?", BY_YEAR, "(56.7 + 44.1) / 2"),
+        ("What was the change in write-offs between 2018 and 2019?", ONE_NODE_PER_YEAR, "1.6 - 1.2"),
+        ("What was Other in 2019?", BY_YEAR, None),  # nothing to compute
+        ("What was the change in Other from 2017 to 2019?", BY_YEAR, None),  # 2017 not retrieved
+    ],
+)
+def test_templates(question, results, expression):
+    assert year_arithmetic(question, results) == expression
+
+
+def test_two_values_for_one_year_are_ambiguous():
+    mixed = [
+        result("items", [{"value": 1.0, "year": 2019}, {"value": 2.0, "year": 2019}, {"value": 3.0, "year": 2018}])
+    ]
+    assert values_by_year(mixed) is None
+    assert year_arithmetic("What was the change from 2018 to 2019?", mixed) is None
