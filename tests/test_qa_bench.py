@@ -98,3 +98,17 @@ def test_report_pairs_methods_on_the_same_questions(tmp_path):
     assert {"n", "em", "f1", "em_rag", "em_react", "em_dag", "em_gain_over_rag", "em_gain_over_react"} <= set(t)
     markdown = (tmp_path / "qa.md").read_text()
     assert "not yet measured" in markdown and "| gain 50.0 on 2 | partial (2 of 300): on track |" in markdown
+
+
+def test_react_loops_over_tools_and_answers_at_the_step_limit(sample_lake):
+    from benchmarks.qabench.methods import REACT_STEPS, run_react
+    from lakeplanner.llm import LLM
+    from lakeplanner.llm.fake import FakeBackend
+
+    lake, _ = sample_lake
+    step = {"thought": "count", "action": "sql", "input": "SELECT count(*) AS n FROM customers"}
+    replies = [json.dumps(step)] * REACT_STEPS + [json.dumps({"answer": ["40"]})]
+    llm = LLM(FakeBackend(replies))
+    outcome = run_react(lake, "How many customers are there?", llm)
+    assert outcome.value == ["40"] and len(outcome.trace) == REACT_STEPS + 1
+    assert "Observation: n=" in outcome.trace[0] and outcome.data_chars > 0
