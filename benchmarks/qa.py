@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import functools
 import hashlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -54,6 +56,23 @@ def append(path: Path, record: dict) -> None:
     with path.open("a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         fh.write(json.dumps(record, default=str) + "\n")
+
+
+@functools.cache
+def code_version() -> str:
+    """The commit the run's code is at (runs span sessions; results must say what produced them)."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=HERE.parent, capture_output=True, text=True).stdout.strip()
+
+    try:
+        commit, changed = (
+            git("rev-parse", "--short", "HEAD"),
+            git("status", "--porcelain", "lakeplanner", "benchmarks/qabench", "benchmarks/qa.py"),
+        )
+    except OSError:
+        return "unknown"
+    return (commit + ("+changes" if changed else "")) or "unknown"
 
 
 def in_shard(context: str, shard: tuple[int, int]) -> bool:
@@ -109,6 +128,7 @@ def run(dataset: str, method: str, n: int | None, shard: tuple[int, int], model:
                     "completion_tokens": usage.completion_tokens,
                     "data_chars": outcome.data_chars,
                     "model": llm.model_name,
+                    "code": code_version(),
                     "trace": outcome.trace,
                 },
             )

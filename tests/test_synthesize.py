@@ -191,3 +191,18 @@ def test_a_change_question_is_computed_by_its_template_whatever_the_llm_says():
     llm = llm_saying(answer="0.2", sentence="It rose by 0.2.", sources=["R1"], abstain=False, calculation="1.4 - 1.2")
     answer = synthesize("What was the change in Other from 2018 to 2019?", [YEARS], llm, Recorder())
     assert answer.value == "-12.60" and "44.1 - 56.7" in answer.text
+
+
+def test_the_coverage_gate_reads_what_the_statement_filtered_on(sample_lake):
+    from lakeplanner.execute.results import SqlRun
+    from lakeplanner.execute.synthesize import uncovered_terms
+
+    lake, _ = sample_lake
+    question = "What were the other non-current assets as at December 31, 2018?"
+    bare = NodeResult(label="$var_1", tool="sql", source="f", question="q", rows=[{"value": 8620.0}], exposed=True)
+    assert uncovered_terms(question, lake.contract, [bare])
+    run = SqlRun(
+        sql="SELECT value FROM f WHERE line_item = 'Other non-current assets'", engine="duckdb", snapshots={}, rows=1
+    )
+    filtered = bare.model_copy(update={"sql": [run]})
+    assert uncovered_terms(question, lake.contract, [filtered]) == []

@@ -81,6 +81,7 @@ def summary(records: list[dict]) -> dict:
         "tokens_per_question": round(sum(r["prompt_tokens"] + r["completion_tokens"] for r in records) / n),
         "data_chars_per_question": round(sum(r["data_chars"] for r in records) / n),
         "model": records[0]["model"] if records else None,
+        "code": sorted({r.get("code", "unknown") for r in records}),
     }
 
 
@@ -225,6 +226,8 @@ def markdown(results: dict) -> str:
             "| method | n done / planned | EM | F1 | abstained | latency s | LLM calls | tokens | chars |",
             "|---|---|---|---|---|---|---|---|---|",
             *method_rows(dataset, r),
+            "",
+            "Code (commit of each run): " + "; ".join(f"{m} {', '.join(s['code'])}" for m, s in r["methods"].items()),
             "",
             f"Paired EM (same questions): lakeplanner - rag {r['em_gain_over_rag']} on {r['paired_n']['rag']}; "
             f"lakeplanner - react {r['em_gain_over_react']} on {r['paired_n']['react']}.",

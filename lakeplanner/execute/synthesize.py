@@ -28,14 +28,14 @@ _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
 ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on | for | in | at |\?|$)", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-# words that ask to compute or explain ("the change in revenue", "the reason for the decline"), not an
-# attribute the lake must hold
+# words that ask to compute or explain ("the change in revenue", "the reason for the decline") or name
+# the reporting entity ("the company"), not an attribute the lake must hold
 # fmt: off
 ANSWER_SHAPES = frozenset({
     "change", "changes", "difference", "increase", "decrease", "growth", "decline", "average", "mean",
     "total", "sum", "ratio", "percentage", "proportion", "share", "rate", "count", "number", "amount",
     "value", "reason", "reasons", "cause", "causes", "purpose", "factor", "factors", "explanation",
-    "driver", "drivers", "effect", "impact",
+    "driver", "drivers", "effect", "impact", "company", "group", "components", "component",
 })
 # fmt: on
 PREPOSITIONS = {
@@ -277,6 +277,7 @@ def uncovered_terms(question: str, contract: Contract, results: list[NodeResult]
     seen = " ".join(
         [normalised(f"{k} {v}") for r in results for row in r.rows for k, v in row.items() if v is not None]
         + [normalised(e.snippet) for r in results for e in r.evidence]
+        + [normalised(run.sql) for r in results for run in r.sql if run.rows]  # its filters say what rows are
     )
     words = {w.rstrip("s") for w in _WORD.findall(seen)} | {w.replace("-", "") for w in _WORD.findall(seen)}
     missing = [t for t in unresolved if not {t.lower().rstrip("s"), t.lower().replace("-", "")} & words]
