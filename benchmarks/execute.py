@@ -37,11 +37,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.qabench.methods import top_chunks
 from lakeplanner import Lake, sample_lake_path
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.llm import LLM, LLMSettings, get_llm
-from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.plan.model import Plan, PlanNode
 
@@ -173,12 +175,7 @@ def pushdown(workdir: Path, rows: int) -> dict:
 
 
 def rag_chars(lake: Lake, question: str) -> int:
-    vector = default_embedder().embed_query(question)
-    hits = []
-    for collection in lake.vectors.collections():
-        hits += lake.vectors.hybrid_search(collection, question, vector, limit=RAG_K)
-    hits.sort(key=lambda h: -h.score)
-    return sum(len(h.chunk.text) for h in hits[:RAG_K])
+    return sum(len(text) for text in top_chunks(lake, question, RAG_K))
 
 
 def answered(answer, expect: list[str]) -> bool:

@@ -176,9 +176,10 @@ YEARS = NodeResult(
     ],
 )
 def test_a_number_the_llm_computed_is_traced_to_cells_or_refused(said, expression):
-    from lakeplanner.execute.synthesize import derivation
+    from lakeplanner.execute.arithmetic import derivation
+    from lakeplanner.execute.synthesize import normalised, numbers_in
 
-    assert derivation(said, [YEARS]) == expression
+    assert derivation(numbers_in(normalised(said)), [YEARS]) == expression
 
 
 def test_the_llms_arithmetic_is_redone_by_the_evaluator():

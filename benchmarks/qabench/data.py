@@ -6,6 +6,7 @@ import csv
 import json
 import random
 import re
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -160,8 +161,6 @@ def lake_for(context: Context, workdir: Path) -> Lake:
     if ready.exists():
         return Lake.open(root / "lake")
     if root.exists():
-        import shutil
-
         shutil.rmtree(root)  # a build that stopped half way
     write_source(context, root / "source")
     lake = Lake.create(root / "lake")

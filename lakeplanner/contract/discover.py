@@ -50,16 +50,20 @@ def sanitize_name(text: str) -> str:
     return f"t_{name}" if name[0].isdigit() else name
 
 
+def is_report(path: Path) -> bool:
+    return path.name.lower().endswith(REPORT_SUFFIX)
+
+
 def format_of(path: Path) -> str | None:
-    if path.name.lower().endswith(REPORT_SUFFIX):
+    if is_report(path):
         return "report"
     suffix = path.suffix.lower()
     return TABLE_FORMATS.get(suffix) or DOCUMENT_FORMATS.get(suffix)
 
 
 def source_stem(rel: str) -> str:
-    name = Path(rel).name
-    return name[: -len(REPORT_SUFFIX)] if name.lower().endswith(REPORT_SUFFIX) else Path(rel).stem
+    path = Path(rel)
+    return path.name[: -len(REPORT_SUFFIX)] if is_report(path) else path.stem
 
 
 def is_excluded(rel: str, manifest: ExclusionManifest) -> bool:

@@ -1,13 +1,17 @@
-"""Question-type templates for computed answers: a change, a percentage change or an average over
-the years a question names, computed from one value per year in the results (seed 002 §3.5).
+"""Computed answers, whose expression never comes from the LLM's arithmetic.
 
-The template decides the expression, not the LLM: "the change in X from 2018 to 2019" with rows
-(2019, 1.6) and (2018, 1.2) is `1.6 - 1.2` whatever the LLM wrote. It applies only when every named
-year has exactly one value; otherwise synthesis keeps the LLM's calculation.
+Question-type templates (seed 002 §3.5): a change, a percentage change or an average over the years a
+question names, from one value per year in the results. "The change in X from 2018 to 2019" with rows
+(2019, 1.6) and (2018, 1.2) is `1.6 - 1.2` whatever the LLM wrote. A template applies only when every
+named year has exactly one value; otherwise synthesis keeps the LLM's calculation.
+
+Derivations: a number the LLM computed anyway (302 - 148 written as 154) is traced to a simple
+expression over two cells, which the evaluator then redoes.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 
@@ -19,6 +23,15 @@ _PERCENT_CHANGE = re.compile(r"percent(?:age)?\s+(?:change|increase|decrease|gro
 _CHANGE = re.compile(r"\b(?:change|increase|decrease|difference|grow|growth|decline)\b", re.I)
 _AVERAGE = re.compile(r"\b(?:average|mean)\b", re.I)
 YEAR_COLUMNS = ("year", "fiscal_year", "period")
+DERIVATIONS: tuple[tuple[str, Callable[[float, float], float]], ...] = (
+    ("{a} - {b}", lambda a, b: a - b),
+    ("{a} + {b}", lambda a, b: a + b),
+    ("({a} - {b}) / {b} * 100", lambda a, b: (a - b) / b * 100),
+    ("{a} / {b} * 100", lambda a, b: a / b * 100),
+    ("{a} / {b}", lambda a, b: a / b),
+    ("({a} + {b}) / 2", lambda a, b: (a + b) / 2),
+)
+MAX_OPERANDS = 40
 
 
 def named_years(text: str) -> list[int]:
@@ -88,3 +101,18 @@ def year_arithmetic(question: str, results: list[NodeResult]) -> str | None:
     if values[old] == 0 and _PERCENT_CHANGE.search(question):
         return None
     return template(values[old], values[new])
+
+
+def derivation(numbers: list[float], results: list[NodeResult]) -> str | None:
+    """The expression over two cells of the results that gives the one number the LLM wrote
+    (`numbers`, the numbers in its answer); None when there is not exactly one or no simple one does."""
+    if len(numbers) != 1:
+        return None
+    target = round(numbers[0], 2)
+    cells = [float(v) for r in results for row in r.rows for k, v in row.items() if is_number(v) and k != "year"]
+    operands = list(dict.fromkeys(cells))[:MAX_OPERANDS]
+    for template, apply in DERIVATIONS:
+        for a, b in itertools.permutations(operands, 2):
+            if b != 0 and round(apply(a, b), 2) == target:
+                return template.format(a=operand(a), b=operand(b))
+    return None

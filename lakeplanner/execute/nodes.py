@@ -109,6 +109,8 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     feedback = None
     sql = node.sql
     categories = sqlnode.category_values(lake, contract, tables, node.question)
+    bindings = bound_values(node, inputs)
+    bound_literals = {str(v) for columns in bindings.values() for values in columns.values() for v in values}
     for attempt in range(settings.sql_retries + 1):
         if sql is None or feedback is not None:
             messages = sqlnode.sql_messages(node, contract, tables, bound, feedback, categories)
@@ -121,9 +123,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             ).value.sql
         sql, edits = _fix_names(node, sql, schema)
         try:
-            bindings = bound_values(node, inputs)
             statement = sqlnode.checked(sqlnode.bind(sql, bindings), schema.tables, tables, settings.row_cap)
-            bound_literals = {str(v) for columns in bindings.values() for values in columns.values() for v in values}
             edits += sqlnode.fix_category_literals(statement, categories, keep=bound_literals)
             edits += sqlnode.group_compared_values(statement, keep=bound_literals)
             statement = sqlnode.with_row_keys(statement, keys)

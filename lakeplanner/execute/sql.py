@@ -84,10 +84,14 @@ def examples_chars(contract: Contract, tables: Sequence[str]) -> int:
     return sum(len(f.examples[0][:25]) for t in tables for f in contract.fields_of(t) if f.column and f.examples)
 
 
+def words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.casefold()))
+
+
 def category_values(lake, contract: Contract, tables: Sequence[str], question: str) -> dict[str, list[str]]:
     """`table.column` -> the values of its category columns (few distinct strings, small tables),
     those sharing words with the sub-question first: the LLM must spell a filter value exactly."""
-    wanted = set(re.findall(r"[a-z0-9]+", question.lower()))
+    wanted = words(question)
     shown: dict[str, list[str]] = {}
     for name in tables:
         source = contract.source(name)
@@ -107,7 +111,7 @@ def category_values(lake, contract: Contract, tables: Sequence[str], question: s
         arrow = lake.table(source.table).scan(selected_fields=tuple(columns)).to_arrow()
         for column in columns:
             values = sorted({str(v) for v in arrow.column(column).drop_null().to_pylist()})
-            values.sort(key=lambda v: -len(wanted & set(re.findall(r"[a-z0-9]+", v.lower()))))
+            values.sort(key=lambda v: -len(wanted & words(v)))
             shown[f"{name}.{column}"] = values
     return shown
 
@@ -118,11 +122,11 @@ def closest_value(literal: str, values: Sequence[str]) -> str | None:
     if literal in values:
         return None
     lower = literal.casefold().strip()
-    words = set(re.findall(r"[a-z0-9]+", lower))
+    named = words(lower)
     for match in (
         [v for v in values if v.casefold().strip() == lower],
         [v for v in values if v.casefold().startswith(lower)],
-        [v for v in values if words and words <= set(re.findall(r"[a-z0-9]+", v.casefold()))],
+        [v for v in values if named and named <= words(v)],
         difflib.get_close_matches(literal, values, n=1, cutoff=0.6),
     ):
         if match:

@@ -3,18 +3,16 @@ arithmetic by a safe evaluator, a grounding check, composite confidence, citatio
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 import time
-from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 from simpleeval import InvalidExpression, SimpleEval
 
 from lakeplanner.contract.models import Contract
 from lakeplanner.errors import LakeplannerError
-from lakeplanner.execute.arithmetic import year_arithmetic
+from lakeplanner.execute.arithmetic import derivation, year_arithmetic
 from lakeplanner.execute.results import Answer, Citation, NodeResult
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.lineage.steps import Recorder
@@ -162,44 +160,6 @@ def grounding(value: str, results: list[NodeResult], calculated_from: str = "") 
     return 0.7 if words and present / len(words) >= 0.6 else 0.0
 
 
-DERIVATIONS: tuple[tuple[str, Callable[[float, float], float]], ...] = (
-    ("{a} - {b}", lambda a, b: a - b),
-    ("{a} + {b}", lambda a, b: a + b),
-    ("({a} - {b}) / {b} * 100", lambda a, b: (a - b) / b * 100),
-    ("{a} / {b} * 100", lambda a, b: a / b * 100),
-    ("{a} / {b}", lambda a, b: a / b),
-    ("({a} + {b}) / 2", lambda a, b: (a + b) / 2),
-)
-MAX_OPERANDS = 40
-
-
-def derivation(value: str, results: list[NodeResult]) -> str | None:
-    """When the LLM wrote a computed number into the answer (302 - 148 as 154), the expression over
-    two cells of the results that gives it, to be evaluated here; None when no simple one does."""
-    targets = numbers_in(normalised(value))
-    if len(targets) != 1:
-        return None
-    target = round(targets[0], 2)
-    cells = [
-        float(v)
-        for r in results
-        for row in r.rows
-        for k, v in row.items()
-        if isinstance(v, int | float) and not isinstance(v, bool) and k != "year"
-    ]
-    operands = list(dict.fromkeys(cells))[:MAX_OPERANDS]
-    for template, apply in DERIVATIONS:
-        for a, b in itertools.permutations(operands, 2):
-            if b == 0 or round(apply(a, b), 2) != target:
-                continue
-            return template.format(a=format_operand(a), b=format_operand(b))
-    return None
-
-
-def format_operand(value: float) -> str:
-    return str(int(value)) if value == int(value) else repr(value)
-
-
 def composite_confidence(results: list[NodeResult], c_ground: float) -> float:
     """c = c_link * c_node * c_ground: one tool is 1.0 and each further hop discounts the path; a node
     that returned nothing or stopped without sufficiency counts as a partial match (0.8)."""
@@ -328,7 +288,7 @@ def synthesize(
         except LakeplannerError as e:
             return abstain(answer, e.message, started)
     c_ground = grounding(value, exposed, calculated)
-    if c_ground == 0.0 and (derived := derivation(value, exposed)) is not None:
+    if c_ground == 0.0 and (derived := derivation(numbers_in(normalised(value)), exposed)) is not None:
         value, calculated = format_number(evaluate(derived)), derived  # its arithmetic, redone by the evaluator
         c_ground = grounding(value, exposed, calculated)
     if c_ground == 0.0 and (cell := fallback_value(exposed)) is not None:

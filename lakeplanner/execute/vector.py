@@ -83,7 +83,7 @@ def document_filter(collection: str, bound: Sequence[Bound], catalog) -> str:
         found = [r[0] for r in resolved if r]
         if found:
             documents += found
-        elif b.column != VECTOR_ANSWER:  # a value read in a passage is search text, not a row key
+        elif b.narrows:  # a value read in a passage is search text, not a row key
             row_keys += list(b.values)
     documents = list(dict.fromkeys(documents))[:MAX_FILTER_VALUES]
     if documents:
