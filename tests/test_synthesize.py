@@ -207,3 +207,12 @@ def test_the_coverage_gate_reads_what_the_statement_filtered_on(sample_lake):
     )
     filtered = bare.model_copy(update={"sql": [run]})
     assert uncovered_terms(question, lake.contract, [filtered]) == []
+
+
+def test_asking_for_a_name_or_title_is_an_answer_shape_not_an_attribute(sample_lake):
+    from lakeplanner.execute.synthesize import uncovered_terms
+
+    lake, _ = sample_lake
+    question = "What is the name of the fight song of the university in Lawrence, Kansas?"
+    song = PASSAGE.model_copy(update={"evidence": [Evidence.of("paragraph", "d/KU", (0, 30), "Kansas Song is sung.")]})
+    assert uncovered_terms(question, lake.contract, [song]) == []

@@ -26,14 +26,15 @@ _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
 ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on | for | in | at |\?|$)", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-# words that ask to compute or explain ("the change in revenue", "the reason for the decline") or name
-# the reporting entity ("the company"), not an attribute the lake must hold
+# words that ask to compute, explain or name ("the change in revenue", "the reason for the decline",
+# "the name of the song") or name the reporting entity ("the company"), not an attribute the lake must hold
 # fmt: off
 ANSWER_SHAPES = frozenset({
     "change", "changes", "difference", "increase", "decrease", "growth", "decline", "average", "mean",
     "total", "sum", "ratio", "percentage", "proportion", "share", "rate", "count", "number", "amount",
     "value", "reason", "reasons", "cause", "causes", "purpose", "factor", "factors", "explanation",
-    "driver", "drivers", "effect", "impact", "company", "group", "components", "component",
+    "driver", "drivers", "effect", "impact", "company", "group", "components", "component", "name", "names",
+    "title",
 })
 # fmt: on
 PREPOSITIONS = {
