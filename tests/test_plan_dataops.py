@@ -228,3 +228,65 @@ def test_a_reason_asked_of_a_table_is_read_in_its_linked_documents(schema):
     [read] = result.plan.nodes
     assert (read.tool, read.source, read.returns) == ("vector", "documents_contracts", ())
     assert result.edits == ["$var_1: sql on customers -> vector on documents_contracts (prose is in documents)"]
+
+
+def search(label: str, question: str, **fields) -> PlanNode:
+    return PlanNode(question=question, tool="vector", label=label, source="documents_contracts", **fields)
+
+
+def test_a_step_about_a_named_part_of_the_question_is_exposed_not_dropped(schema):
+    plan = Plan(
+        question="Do the contracts of Acme GmbH and Borealis AG have the same notice period?",
+        nodes=(
+            search("$var_1", "notice period of Acme GmbH"),
+            search("$var_2", "notice period of Borealis AG", should_expose_answer=True, answer_description="a period"),
+            search("$var_3", "notice periods in general"),
+        ),
+    )
+    result = repair(plan, schema)
+    assert result.ok, result.findings
+    assert [(n.label, n.should_expose_answer) for n in result.plan.nodes] == [("$var_1", True), ("$var_2", True)]
+    assert any("$var_3: dropped" in e for e in result.edits)
+
+
+def test_a_search_comparing_earlier_answers_is_left_to_the_answer_step(schema):
+    plan = Plan(
+        question="Do CTR-C001 and CTR-C002 have the same notice period?",
+        nodes=(
+            search("$var_1", "notice period in CTR-C001"),
+            search("$var_2", "notice period in CTR-C002"),
+            search("$var_3", "are $var_1.answer and $var_2.answer the same", should_expose_answer=True),
+        ),
+    )
+    result = repair(plan, schema)
+    assert result.ok, result.findings
+    assert [(n.label, n.should_expose_answer) for n in result.plan.nodes] == [("$var_1", True), ("$var_2", True)]
+
+
+def test_with_one_collection_a_plan_that_never_validates_becomes_one_search():
+    documents_only = LakeSchema(tables={}, collections={"documents"})
+    copied_example = Plan(
+        question="Are Local H and For Against both from the United States?",
+        nodes=(
+            PlanNode(question="country of $var_1.answer", tool="vector", label="$var_1", source="documents"),
+            PlanNode(question="country of $var_2.answer", tool="vector", label="$var_2", source="documents"),
+        ),
+    )
+    result = repair(copied_example, documents_only, replan=lambda plan, findings: plan)
+    assert result.ok and result.replans == 2
+    [only] = result.plan.nodes
+    assert (only.tool, only.source, only.question) == ("vector", "documents", copied_example.question)
+    assert "no draft validated" in result.edits[-1]
+
+
+def test_a_traversal_from_nowhere_about_a_named_part_of_the_question_becomes_a_search(schema):
+    plan = Plan(
+        question="Were Scott Derrickson and Ed Wood of the same nationality?",
+        nodes=(
+            search("$var_1", "nationality of Scott Derrickson").model_copy(update={"tool": "graph"}),
+            search("$var_2", "nationality of Ed Wood", should_expose_answer=True, answer_description="a nationality"),
+        ),
+    )
+    result = repair(plan, schema)
+    assert result.ok, result.findings
+    assert [(n.tool, n.should_expose_answer) for n in result.plan.nodes] == [("vector", True), ("vector", True)]

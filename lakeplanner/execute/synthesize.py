@@ -13,6 +13,7 @@ from simpleeval import InvalidExpression, SimpleEval
 from lakeplanner.contract.models import Contract
 from lakeplanner.errors import LakeplannerError
 from lakeplanner.execute.arithmetic import derivation, year_arithmetic
+from lakeplanner.execute.compare import compared
 from lakeplanner.execute.results import Answer, Citation, NodeResult
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.lineage.steps import Recorder
@@ -276,13 +277,18 @@ def synthesize(
             return abstain(answer, f"no answer could be written: {e.message}", started)
         draft = Draft(answer=value, sentence=value, sources=[], abstain=False)
     templated = year_arithmetic(question, exposed)
-    if draft.abstain and templated is None:
+    comparison = compared(question, exposed)
+    if draft.abstain and templated is None and comparison is None:
         return abstain(answer, draft.reason or "the results do not contain the answer", started)
     value, calculated = draft.answer.strip(), ""
     if templated is not None:
         value, calculated = format_number(evaluate(templated)), templated
         if draft.abstain:
             draft = draft.model_copy(update={"sentence": f"{question.rstrip('?')}: {value}.", "abstain": False})
+    elif comparison is not None:  # decided over what each step read; every passage shown is cited
+        value = comparison.value
+        sentence = f"{value.capitalize()} ({comparison.sentence})."
+        draft = draft.model_copy(update={"sentence": sentence, "sources": [], "abstain": False})
     elif draft.calculation.strip():
         try:
             value, calculated = format_number(evaluate(draft.calculation)), draft.calculation

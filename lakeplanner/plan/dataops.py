@@ -4,6 +4,7 @@ recommend what no edit can fix. Every step is a pure function of the plan and th
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -29,6 +30,7 @@ TOOL_SYNONYMS = {
     "vectorrag": Tool.vector,
 }
 SIMILARITY = 0.75
+NAME = re.compile(r"\b(?:[A-Z][\w'-]*|\w*\d\w*)")
 MAX_FIX_ROUNDS = 3
 
 
@@ -55,6 +57,7 @@ FIXABLE = {
     Code.unlinked_reference,
     Code.graph_without_link,
     Code.prose_from_table,
+    Code.comparison_step,
 }
 CAUSES = {
     Code.unknown_column: Cause.schema_drift,
@@ -69,6 +72,7 @@ CAUSES = {
     Code.graph_without_input: Cause.plan_shape,
     Code.duplicate_node: Cause.plan_shape,
     Code.unused_node: Cause.plan_shape,
+    Code.comparison_step: Cause.plan_shape,
     Code.tool_source_mismatch: Cause.tool_choice,
     Code.graph_without_link: Cause.tool_choice,
     Code.sql_parse_error: Cause.sql_logic,
@@ -225,21 +229,40 @@ class Fixer:
         step it read is exposed instead, so the part of the plan that can run still runs."""
         for finding in findings:
             node = plan.node(finding.node) if finding.code is Code.unlinked_reference and finding.node else None
-            read = plan.read_labels()
-            if node is None or node.label in read or len(plan.nodes) < 2:
-                continue
-            producers = [plan.node(label) for label in plan.dependencies()[node.label]]
-            self.edits.append(f"{node.label}: dropped, {finding.message}")
-            plan = drop(plan, node.label)
-            for producer in producers:
-                if producer is not None and not producer.should_expose_answer:
-                    self.edits.append(f"{producer.label}: exposed instead of {node.label}")
-                    plan = plan.replace(
-                        producer.label,
-                        should_expose_answer=True,
-                        answer_description=producer.answer_description or producer.question,
-                    )
+            if node is not None and node.label not in plan.read_labels() and len(plan.nodes) > 1:
+                plan = self._drop_exposing_inputs(plan, node, finding.message)
         return plan
+
+    def _drop_exposing_inputs(self, plan: Plan, node: PlanNode, why: str) -> Plan:
+        producers = [plan.node(label) for label in plan.dependencies()[node.label] if label != node.label]
+        self.edits.append(f"{node.label}: dropped, {why}")
+        plan = drop(plan, node.label)
+        for producer in producers:
+            if producer is not None and not producer.should_expose_answer:
+                self.edits.append(f"{producer.label}: exposed instead of {node.label}")
+                plan = plan.replace(
+                    producer.label,
+                    should_expose_answer=True,
+                    answer_description=producer.answer_description or producer.question,
+                )
+        return plan
+
+    def fall_back_to_one_search(self, plan: Plan) -> Plan:
+        """Last resort when no draft validates and the lake has a single collection: one search with
+        the user's question, which the evidence iteration and the grounding check still guard."""
+        if len(self.schema.collections) != 1 or not plan.question:
+            return plan
+        [collection] = self.schema.collections
+        self.edits.append(f"no draft validated: one search of {collection} with the question")
+        search = PlanNode(
+            question=plan.question,
+            tool=Tool.vector.value,
+            label="$var_1",
+            source=collection,
+            should_expose_answer=True,
+            answer_description=plan.question,
+        )
+        return plan.model_copy(update={"nodes": (search,)})
 
     def fix_tool_source_mismatch(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """A table is read with sql, a collection with vector search."""
@@ -270,9 +293,20 @@ class Fixer:
         return plan.replace(finding.subject, should_expose_answer=True) if exposed else plan
 
     def fix_graph_without_input(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        """A traversal with nothing to start from reads its source directly when it is about a part of
+        the question no shown step covers; otherwise it is dropped."""
+        if node is not None and names_new_part(plan, node):
+            return self.fix_tool_source_mismatch(plan, node, finding)
         return self._drop_unread(plan, node, "a graph step needs an earlier result to traverse from")
 
     def fix_unused_node(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        """Expose a step about someone or something the question names that no shown step covers
+        ("Were A and B of the same nationality?" needs A's step too); drop any other."""
+        if node is not None and names_new_part(plan, node):
+            self.edits.append(f"{node.label}: exposed, it is about a part of the question no shown step covers")
+            return plan.replace(
+                node.label, should_expose_answer=True, answer_description=node.answer_description or node.question
+            )
         return self._drop_unread(plan, node, "nothing reads or shows its result")
 
     def _drop_unread(self, plan: Plan, node: PlanNode | None, why: str) -> Plan:
@@ -281,6 +315,11 @@ class Fixer:
             return plan
         self.edits.append(f"{node.label}: dropped ({why})")
         return drop(plan, node.label)
+
+    def fix_comparison_step(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        if node is None or node.label in plan.read_labels():
+            return plan
+        return self._drop_exposing_inputs(plan, node, "the answer step compares what it read")
 
     def fix_no_exposed_node(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """Expose the sinks: nodes no other node reads."""
@@ -293,6 +332,17 @@ class Fixer:
                 answer_description=sink.answer_description or plan.question or sink.question,
             )
         return plan
+
+
+def names(text: str) -> set[str]:
+    """Capitalised words or words with digits after the first word: the named things a text is about."""
+    return {w.lower() for w in NAME.findall(text.split(" ", 1)[1] if " " in text else "")}
+
+
+def names_new_part(plan: Plan, node: PlanNode) -> bool:
+    """Whether a step names something of the question (a person, a place, an id) that no exposed step names."""
+    shown = set().union(*(names(n.question) for n in plan.nodes if n.should_expose_answer and n is not node))
+    return bool((names(node.question) & names(plan.question)) - shown)
 
 
 def drop(plan: Plan, label: str, rename_to: str | None = None) -> Plan:
@@ -368,8 +418,8 @@ def repair(plan: Plan, schema: LakeSchema, *, replan: Replanner | None = None, m
             break
         plan, replans = replan(plan, findings), replans + 1
         findings, fix_rounds = validate(plan, schema), 0  # each new draft gets its own fix budget
-    if findings:
-        last = fixer.drop_unlinkable_searches(plan, findings)
-        if last != plan:
-            plan, findings = last, validate(last, schema)
+    if findings and (last := fixer.drop_unlinkable_searches(plan, findings)) != plan:
+        plan, findings = last, validate(last, schema)
+    if findings and (last := fixer.fall_back_to_one_search(plan)) != plan:
+        plan, findings = last, validate(last, schema)
     return Repair(plan, findings, fixer.edits, replans, recommend(findings))

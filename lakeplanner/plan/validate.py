@@ -55,6 +55,7 @@ class Code(StrEnum):
     graph_without_input = "S012"
     duplicate_node = "S013"
     unused_node = "S014"
+    comparison_step = "S015"
     unknown_source = "M001"
     tool_source_mismatch = "M002"
     sql_parse_error = "M003"
@@ -200,7 +201,8 @@ def check_tools_and_labels(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
 
 def check_redundancy(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
     """Work that cannot contribute: a traversal with nothing to start from, a step asked twice, a step
-    whose result nobody reads and nobody sees."""
+    whose result nobody reads and nobody sees, a search that compares the answers of earlier searches
+    (there is nothing to retrieve; the answer step compares)."""
     seen: dict[tuple[str, str, str], str] = {}
     read = plan.read_labels()
     exposes = any(n.should_expose_answer for n in plan.nodes)  # else the sinks get exposed instead
@@ -221,12 +223,23 @@ def check_redundancy(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
                 node=node.label,
                 message=f"graph step {node.label} references no earlier $var_n.column to traverse from",
             )
+        elif node.tool == Tool.vector and len(compared := compared_answers(node)) > 1:
+            yield Finding(
+                code=Code.comparison_step,
+                node=node.label,
+                message=f"{node.label} only compares the answers of {', '.join(compared)}: leave that to the answer",
+            )
         elif exposes and not node.should_expose_answer and node.label not in read and len(plan.nodes) > 1:
             yield Finding(
                 code=Code.unused_node,
                 node=node.label,
                 message=f"{node.label} is neither exposed nor read by a later step",
             )
+
+
+def compared_answers(node: PlanNode) -> list[str]:
+    """The earlier steps whose answers (not their rows' columns) a step reads."""
+    return list(dict.fromkeys(r.label for r in node.references() if r.column in (None, "", "answer")))
 
 
 def check_exposure(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
