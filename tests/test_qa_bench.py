@@ -60,6 +60,7 @@ def test_predicted_scale():
     assert predicted_scale("What is the change in revenue?", ["12.5%"], texts) == "percent"
     assert predicted_scale("What is the change in revenue?", ["-12.6"], texts) == "million"
     assert predicted_scale("How many segments are there?", ["3"], texts) == ""
+    assert predicted_scale("Which years does the table cover?", ["2019", "2018"], texts) == ""
     assert predicted_scale("What are the contract types?", ["fixed price"], texts) == ""
 
 

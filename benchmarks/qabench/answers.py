@@ -12,6 +12,7 @@ from lakeplanner.ingest.report_tables import scale_of
 
 _PERCENT_WORDS = re.compile(r"percent|%", re.I)
 _COUNT_WORDS = re.compile(r"\bhow many\b", re.I)
+_YEAR = re.compile(r"^(?:19|20)\d{2}$")
 
 
 def prediction_items(value: str | list[str] | None) -> list[str]:
@@ -29,8 +30,11 @@ def prediction_items(value: str | list[str] | None) -> list[str]:
 
 
 def predicted_scale(question: str, items: list[str], texts: Iterable[str]) -> str:
-    """'percent' for a percentage, else the scale word printed in the context, for numeric answers."""
+    """'percent' for a percentage, else the scale word printed in the context, for numeric answers
+    (years and counts have none)."""
     if not items or any(parse_number(i) is None for i in items) or _COUNT_WORDS.search(question):
+        return ""
+    if all(_YEAR.match(i.strip()) for i in items):
         return ""
     if any(i.strip().endswith("%") for i in items) or _PERCENT_WORDS.search(question):
         return "percent"
