@@ -362,3 +362,37 @@ def test_an_earlier_searchs_answer_is_search_text_unless_it_names_a_document(sam
     hop = node("$var_2", "vector", "documents", "who complained about $var_1.answer")
     assert query_text(hop, [told]) == "who complained about late delivery"
     assert Bound("$var_1.contract_id", "contract_id", ("x",)).narrows
+
+
+def test_a_plan_that_retrieves_nothing_falls_back_to_one_search_of_the_only_collection(tmp_path):
+    from lakeplanner import Lake
+
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "sales.csv").write_text("region,amount\nnorth,10\nsouth,20\n")
+    (source / "notes.md").write_text("# Notes\n\nThe drop in the south was primarily due to a warehouse fire.\n")
+    lake = Lake.create(tmp_path / "lake")
+    lake.ingest(source)
+    plan = {"nodes": [{"tool": "sql", "source": "sales", "question": "amount of the east region"}]}
+    plan["nodes"][0] |= {"should_expose_answer": True, "answer_description": "an amount"}
+
+    def pick_fire(messages):
+        chosen = [line.split()[0] for line in messages[-1].content.splitlines() if "warehouse fire" in line]
+        return {"selected": chosen[:1], "sufficient": True, "answer": "a warehouse fire"}
+
+    llm = scripted(
+        plan=plan,
+        sql={"sql": "SELECT amount FROM sales WHERE region = 'east' LIMIT 10"},
+        select=pick_fire,
+        draft={"answer": "a warehouse fire", "sentence": "A warehouse fire.", "sources": ["E1"], "abstain": False},
+    )
+    question = "What was the drop in the south primarily due to?"
+    try:
+        answer = lake.ask(question, llm=llm, settings=SERIAL, use_cache=False)
+    finally:
+        lake.close()
+    assert not answer.abstained, answer.reason
+    assert answer.value == "a warehouse fire"
+    sql, search = answer.nodes
+    assert sql.rows == [] and (search.label, search.tool, search.question) == ("$var_2", "vector", question)
+    assert any(c.kind == "span" and "warehouse fire" in c.snippet for c in answer.citations)

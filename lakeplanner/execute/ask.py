@@ -13,7 +13,10 @@ from lakeplanner.lineage.runs import RunRecord, save_run
 from lakeplanner.lineage.steps import Recorder, RecordingLLM, data_chars
 from lakeplanner.lineage.tracing import Lineage
 from lakeplanner.plan.cache import DEFAULT_CONTEXT, Context
+from lakeplanner.plan.dataops import one_search
+from lakeplanner.plan.model import Plan
 from lakeplanner.plan.planner import Planner, PlanResult
+from lakeplanner.plan.validate import LakeSchema
 
 OnResult = Callable[[NodeResult], None]
 
@@ -41,6 +44,20 @@ def node_attributes(result: NodeResult) -> dict:
 def emit(lineage: Lineage, recorder: Recorder) -> None:
     for step in recorder.steps:
         lineage.recorded(step.name, step.start_ns, step.end_ns, step.attributes, error=step.error)
+
+
+def nothing_retrieved(results: list[NodeResult]) -> bool:
+    """No exposed step (or, with none exposed, the last) returned a row or a passage."""
+    shown = [r for r in results if r.exposed] or results[-1:]
+    return not any(r.ok and (r.rows or r.evidence) for r in shown)
+
+
+def fallback_search(lake, plan: Plan) -> Plan | None:
+    """When the plan ran but retrieved nothing (a text question routed to SQL, SQL the model could
+    not write), one search of the lake's only collection with the question, under a fresh label."""
+    if any(n.tool == "vector" and n.question == plan.question for n in plan.nodes):
+        return None
+    return one_search(plan, LakeSchema.from_contract(lake.contract), label=f"$var_{len(plan.nodes) + 1}")
 
 
 def ask(
@@ -99,9 +116,22 @@ def ask(
                         results.append(result)
                         if on_result is not None and result.exposed:
                             on_result(result)
+                    if nothing_retrieved(results) and (search := fallback_search(lake, planned.plan)) is not None:
+                        for result in executor.stream(search):  # execution-time DataOps: search instead
+                            lineage.recorded(
+                                f"node {result.label} (fallback search)",
+                                result.started_ns,
+                                result.started_ns + int(result.seconds * 1e9),
+                                node_attributes(result),
+                                result.steps,
+                                result.error,
+                            )
+                            results.append(result)
+                            if on_result is not None:
+                                on_result(result)
                 execute_s = time.perf_counter() - started - plan_s
                 order = {n.label: i for i, n in enumerate(planned.plan.nodes)}
-                results.sort(key=lambda r: order.get(r.label, 0))
+                results.sort(key=lambda r: order.get(r.label, len(order)))
                 synthesis = Recorder()
                 with lineage.span("lakeplanner.synthesize") as span:
                     answer = synthesize(question, results, executor.llm, synthesis, lake.contract)

@@ -248,21 +248,12 @@ class Fixer:
         return plan
 
     def fall_back_to_one_search(self, plan: Plan) -> Plan:
-        """Last resort when no draft validates and the lake has a single collection: one search with
-        the user's question, which the evidence iteration and the grounding check still guard."""
-        if len(self.schema.collections) != 1 or not plan.question:
+        """Last resort when no draft validates: one search with the user's question (see one_search)."""
+        search = one_search(plan, self.schema)
+        if search is None:
             return plan
-        [collection] = self.schema.collections
-        self.edits.append(f"no draft validated: one search of {collection} with the question")
-        search = PlanNode(
-            question=plan.question,
-            tool=Tool.vector.value,
-            label="$var_1",
-            source=collection,
-            should_expose_answer=True,
-            answer_description=plan.question,
-        )
-        return plan.model_copy(update={"nodes": (search,)})
+        self.edits.append(f"no draft validated: one search of {search.nodes[0].source} with the question")
+        return search
 
     def fix_tool_source_mismatch(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """A table is read with sql, a collection with vector search."""
@@ -332,6 +323,23 @@ class Fixer:
                 answer_description=sink.answer_description or plan.question or sink.question,
             )
         return plan
+
+
+def one_search(plan: Plan, schema: LakeSchema, label: str = "$var_1") -> Plan | None:
+    """The plan's question as one search of the lake's only collection, or None when there is not
+    exactly one. The evidence iteration and the grounding check still guard what it finds."""
+    if len(schema.collections) != 1 or not plan.question:
+        return None
+    [collection] = schema.collections
+    search = PlanNode(
+        question=plan.question,
+        tool=Tool.vector.value,
+        label=label,
+        source=collection,
+        should_expose_answer=True,
+        answer_description=plan.question,
+    )
+    return plan.model_copy(update={"nodes": (search,)})
 
 
 def names(text: str) -> set[str]:
