@@ -216,3 +216,11 @@ def test_asking_for_a_name_or_title_is_an_answer_shape_not_an_attribute(sample_l
     question = "What is the name of the fight song of the university in Lawrence, Kansas?"
     song = PASSAGE.model_copy(update={"evidence": [Evidence.of("paragraph", "d/KU", (0, 30), "Kansas Song is sung.")]})
     assert uncovered_terms(question, lake.contract, [song]) == []
+
+
+def test_respective_is_a_modifier_not_an_attribute(sample_lake):
+    from lakeplanner.execute.synthesize import uncovered_terms
+
+    lake, _ = sample_lake
+    question = "What are the respective totals of the unpaid invoices in 2019 and 2018?"
+    assert uncovered_terms(question, lake.contract, [ROWS]) == []

@@ -35,7 +35,7 @@ ANSWER_SHAPES = frozenset({
     "total", "sum", "ratio", "percentage", "proportion", "share", "rate", "count", "number", "amount",
     "value", "reason", "reasons", "cause", "causes", "purpose", "factor", "factors", "explanation",
     "driver", "drivers", "effect", "impact", "company", "group", "components", "component", "name", "names",
-    "title",
+    "title", "respective", "various",
 })
 # fmt: on
 PREPOSITIONS = {
