@@ -46,6 +46,20 @@ def emit(lineage: Lineage, recorder: Recorder) -> None:
         lineage.recorded(step.name, step.start_ns, step.end_ns, step.attributes, error=step.error)
 
 
+def run_nodes(
+    executor: Executor, plan: Plan, lineage: Lineage, on_result: OnResult | None, note: str = ""
+) -> list[NodeResult]:
+    """Run a plan's nodes, recording each as a span and streaming the exposed ones as they finish."""
+    results = []
+    for result in executor.stream(plan):
+        name, end_ns = f"node {result.label}{note}", result.started_ns + int(result.seconds * 1e9)
+        lineage.recorded(name, result.started_ns, end_ns, node_attributes(result), result.steps, result.error)
+        results.append(result)
+        if on_result is not None and result.exposed:
+            on_result(result)
+    return results
+
+
 def nothing_retrieved(results: list[NodeResult]) -> bool:
     """No exposed step (or, with none exposed, the last) returned a row or a passage."""
     shown = [r for r in results if r.exposed] or results[-1:]
@@ -102,33 +116,10 @@ def ask(
                 findings = "; ".join(f"{f.code.value} {f.message}" for f in planned.findings)
                 answer = abstain(answer, f"no valid plan ({findings})", time.perf_counter())
             else:
-                results: list[NodeResult] = []
                 with lineage.span("lakeplanner.execute", **{"lakeplanner.mode": executor.settings.mode}):
-                    for result in executor.stream(planned.plan):
-                        lineage.recorded(
-                            f"node {result.label}",
-                            result.started_ns,
-                            result.started_ns + int(result.seconds * 1e9),
-                            node_attributes(result),
-                            result.steps,
-                            result.error,
-                        )
-                        results.append(result)
-                        if on_result is not None and result.exposed:
-                            on_result(result)
+                    results = run_nodes(executor, planned.plan, lineage, on_result)
                     if nothing_retrieved(results) and (search := fallback_search(lake, planned.plan)) is not None:
-                        for result in executor.stream(search):  # execution-time DataOps: search instead
-                            lineage.recorded(
-                                f"node {result.label} (fallback search)",
-                                result.started_ns,
-                                result.started_ns + int(result.seconds * 1e9),
-                                node_attributes(result),
-                                result.steps,
-                                result.error,
-                            )
-                            results.append(result)
-                            if on_result is not None:
-                                on_result(result)
+                        results += run_nodes(executor, search, lineage, on_result, " (fallback search)")
                 execute_s = time.perf_counter() - started - plan_s
                 order = {n.label: i for i, n in enumerate(planned.plan.nodes)}
                 results.sort(key=lambda r: order.get(r.label, len(order)))

@@ -28,7 +28,8 @@ _SPACE = re.compile(r"\s+")
 ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on | for | in | at |\?|$)", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # words that ask to compute, explain or name ("the change in revenue", "the reason for the decline",
-# "the name of the song") or name the reporting entity ("the company"), not an attribute the lake must hold
+# "the name of the song"), name the reporting entity ("the company") or qualify the ask ("the respective
+# values"), not an attribute the lake must hold
 # fmt: off
 ANSWER_SHAPES = frozenset({
     "change", "changes", "difference", "increase", "decrease", "growth", "decline", "average", "mean",
