@@ -56,3 +56,7 @@ class LLMOutputError(LakeplannerError):
 
 class LLMUnavailableError(LakeplannerError):
     """The LLM backend (a local model or an endpoint) could not be reached or loaded."""
+
+
+class DeadlineError(LakeplannerError):
+    """Work ran past its time box (a plan node's node_timeout_s); the hint names the setting."""

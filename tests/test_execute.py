@@ -295,6 +295,56 @@ def test_a_node_past_its_timeout_is_cancelled_on_ray(sample_lake, ray_local):
     assert "NODE_TIMEOUT_S" in result.advice[0]
 
 
+def slowish_sql(messages, schema):
+    import time
+
+    time.sleep(0.6)
+    return json.dumps({"sql": "SELECT count(*) AS n FROM customers"})
+
+
+def test_a_node_past_its_timeout_stops_in_serial_mode_and_its_successor_is_skipped(sample_lake):
+    lake, _ = sample_lake
+    plan = Plan(
+        question="q",
+        nodes=(
+            node("$var_1", "sql", "customers", "count"),
+            node("$var_2", "sql", "invoices", "invoices of $var_1.n", should_expose_answer=True),
+        ),
+    )
+    first, second = Executor(lake, LLM(FakeBackend(slowish_sql)), ExecSettings(mode="serial", node_timeout_s=0.5)).run(
+        plan
+    )
+    assert first.error == "timed out after 0.5 s" and not first.sql  # the statement never started
+    assert "NODE_TIMEOUT_S" in first.advice[0]
+    assert second.error == "skipped: its input $var_1 (timed out after 0.5 s) failed"
+
+
+def test_a_statement_running_past_its_time_box_is_interrupted(sample_lake):
+    import sqlglot
+
+    from lakeplanner.errors import DeadlineError
+    from lakeplanner.execute.engines import DuckDBEngine
+    from lakeplanner.timebox import time_box
+
+    lake, _ = sample_lake
+    endless = sqlglot.parse_one(
+        "SELECT count(*) AS n FROM line_items AS a, line_items AS b, line_items AS c, line_items AS d, line_items AS e"
+    )
+    with time_box(0.5, hint="raise it"), pytest.raises(DeadlineError, match=r"timed out after 0\.5 s"):
+        DuckDBEngine(lake).run(endless)
+
+
+def test_no_llm_call_starts_once_the_time_box_is_spent():
+    from lakeplanner.errors import DeadlineError
+    from lakeplanner.llm.base import user
+    from lakeplanner.timebox import time_box
+
+    llm = LLM(FakeBackend(["never read"]))
+    with time_box(0, hint="raise it"), pytest.raises(DeadlineError):
+        llm.complete([user("hello")])
+    assert llm.backend.calls == []
+
+
 def test_filters_quote_non_ascii_keys_as_milvus_reads_them(sample_lake):
     from lakeplanner.execute.vector import Bound, document_filter
 

@@ -21,6 +21,9 @@ from lakeplanner.execute.variables import Binding, referenced_columns, slim
 from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.plan.model import Plan, PlanNode
+from lakeplanner.timebox import time_box
+
+TIMEOUT_HINT = "raise LAKEPLANNER_EXEC_NODE_TIMEOUT_S (or [execute] node_timeout_s), or ask a narrower question"
 
 
 def topological(plan: Plan) -> list[PlanNode]:
@@ -48,11 +51,16 @@ def failed_input(node: PlanNode, inputs: dict[str, Binding]) -> str | None:
 def execute_node(
     node: PlanNode, needed: set[str], services, settings, asked: str, *bindings: Binding
 ) -> tuple[NodeResult, Binding]:
-    """Run one node on its predecessors' bindings (positional, so Ray resolves them before the call)."""
+    """Run one node on its predecessors' bindings (positional, so Ray resolves them before the call),
+    inside its time box: its LLM calls and SQL statements stop at node_timeout_s, in process too."""
     started = time.time_ns()
     inputs = {b.label: b for b in bindings}
     problem = failed_input(node, inputs)
-    result = NodeResult.for_node(node, error=problem) if problem else run_node(node, inputs, services, settings, asked)
+    if problem:
+        result = NodeResult.for_node(node, error=problem)
+    else:
+        with time_box(settings.node_timeout_s, hint=TIMEOUT_HINT):
+            result = run_node(node, inputs, services, settings, asked)
     result.started_ns = started
     binding = slim(result, needed, settings.binding_cap)
     binding.error = result.error
@@ -147,11 +155,7 @@ class Executor:
                     ray.cancel(ref, force=True)
                     pending.pop(ref)
                     finished.add(label)
-                    yield failure(
-                        plan.node(label),
-                        f"timed out after {limit:.0f} s",
-                        "raise LAKEPLANNER_EXEC_NODE_TIMEOUT_S, or check the Ray cluster",
-                    )
+                    yield failure(plan.node(label), f"timed out after {limit:g} s", TIMEOUT_HINT)
 
     def _ray_module(self):
         try:

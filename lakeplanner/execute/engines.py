@@ -21,6 +21,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from lakeplanner.errors import EngineError, LakeplannerError, MissingDependencyError
 from lakeplanner.execute.sql import SqlRuntimeError
+from lakeplanner.timebox import check_time, interrupt_when_spent, seconds_left
 
 ICEBERG_COMPARISONS: dict[type[exp.Expression], Callable[[str, Any], ice.BooleanExpression]] = {
     exp.EQ: ice.EqualTo,
@@ -175,8 +176,10 @@ class DuckDBEngine:
                 scanned, total = scanned + read, total + full
                 con.register(name, scan.to_arrow())
                 pushed[name] = str(row_filter)
-            result = con.sql(statement.sql(dialect="duckdb")).to_arrow_table()
+            with interrupt_when_spent(con.interrupt):
+                result = con.sql(statement.sql(dialect="duckdb")).to_arrow_table()
         except duckdb.Error as e:
+            check_time()
             raise SqlRuntimeError(f"DuckDB: {str(e).splitlines()[0]}", hint="the SQL is wrong for this data") from e
         finally:
             con.close()
@@ -238,6 +241,7 @@ class TrinoEngine:
                 snapshots[table.name] = current.snapshot_id if current else None
         sql = self.transpile(statement, snapshots)
         s = self.settings
+        check_time()
         try:
             with self.trino.dbapi.connect(
                 host=s.trino_host,
@@ -246,7 +250,7 @@ class TrinoEngine:
                 catalog=s.trino_catalog,
                 schema=s.trino_schema,
                 http_scheme=s.trino_scheme,
-                request_timeout=s.node_timeout_s,
+                request_timeout=seconds_left(s.node_timeout_s),
             ) as con:
                 cursor = con.cursor()
                 cursor.execute(sql)
@@ -255,6 +259,7 @@ class TrinoEngine:
         except self.trino.exceptions.TrinoUserError as e:
             raise SqlRuntimeError(f"Trino: {e.message}", hint="the SQL is wrong for this data") from e
         except (self.trino.exceptions.TrinoConnectionError, self.trino.exceptions.HttpError, OSError) as e:
+            check_time()
             raise EngineError(
                 f"Trino at {s.trino_host}:{s.trino_port} is unreachable: {e}",
                 hint="check LAKEPLANNER_EXEC_TRINO_HOST/PORT, or use the duckdb engine",

@@ -20,6 +20,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from lakeplanner.errors import LakeplannerError, LLMOutputError
 from lakeplanner.llm.settings import LLMSettings
+from lakeplanner.timebox import check_time
 
 T = TypeVar("T", bound=BaseModel)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
@@ -133,6 +134,7 @@ class LLM:
         raw = RawCompletion("", 0, 0)
         attempts = 1 + (self.settings.repair_attempts if output else 0)
         for attempt in range(1, attempts + 1):
+            check_time()
             started = time.perf_counter()
             raw = self.backend.generate(conversation, schema=schema, max_tokens=max_tokens or self.settings.max_tokens)
             usage += Usage(

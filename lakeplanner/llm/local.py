@@ -27,6 +27,7 @@ from lakeplanner.errors import LLMUnavailableError, MissingDependencyError
 from lakeplanner.llm.base import Backend, Message, RawCompletion, register_backend
 from lakeplanner.llm.settings import LLMSettings
 from lakeplanner.llm.weights import MODELS, model_path
+from lakeplanner.timebox import check_time, seconds_left
 
 BUILD_HINT = (
     'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON '
@@ -111,7 +112,7 @@ class LocalBackend(Backend):
         grammar = None
         if schema is not None:
             grammar = LlamaGrammar.from_json_schema(json.dumps(grammar_safe(schema)), verbose=False)
-        deadline = Deadline(self.settings.timeout_s)
+        deadline = Deadline(seconds_left(self.settings.timeout_s))
         try:
             out = self.llama.create_completion(
                 chat.prompt,
@@ -128,6 +129,7 @@ class LocalBackend(Backend):
                 f"{self.model_name}: {e}", hint="shorten the prompt or raise LAKEPLANNER_LLM_CONTEXT_TOKENS"
             ) from e
         if deadline.expired:
+            check_time()
             raise LLMUnavailableError(
                 f"{self.model_name} timed out after {self.settings.timeout_s:.0f} s",
                 hint="raise LAKEPLANNER_LLM_TIMEOUT_S, lower max_tokens, or use model 'small'",

@@ -11,6 +11,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 from lakeplanner.errors import LLMUnavailableError
 from lakeplanner.llm.base import Backend, Message, RawCompletion, register_backend
 from lakeplanner.llm.settings import LLMSettings
+from lakeplanner.timebox import check_time, seconds_left
 
 
 def rejects_schema_format(error: BaseException) -> bool:
@@ -62,7 +63,8 @@ class OpenAIBackend(Backend):
         return body
 
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
-        response = self.client.post("chat/completions", json=body)
+        check_time()
+        response = self.client.post("chat/completions", json=body, timeout=seconds_left(self.settings.timeout_s))
         response.raise_for_status()
         return response.json()
 
@@ -82,6 +84,7 @@ class OpenAIBackend(Backend):
                 self.schema_format = "json_object"
                 out = retrying(self.post, self.body(messages, schema, max_tokens))
         except httpx.HTTPError as e:
+            check_time()
             raise LLMUnavailableError(
                 f"LLM endpoint {self.settings.base_url} failed after {self.settings.endpoint_retries + 1} "
                 f"attempts: {e}",
