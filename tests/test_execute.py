@@ -345,6 +345,51 @@ def test_no_llm_call_starts_once_the_time_box_is_spent():
     assert llm.backend.calls == []
 
 
+def pick_first(messages):
+    first = next(line.split()[0] for line in messages[-1].content.splitlines() if line.startswith("p"))
+    return {"selected": [first], "sufficient": True, "answer": "x"}
+
+
+def searched_filter(result) -> str:
+    [search] = [s for s in result.steps if s.name == "vector.search"]
+    return search.attributes["lakeplanner.filter"]
+
+
+def test_a_written_filter_with_a_bound_variable_restricts_the_search(sample_lake):
+    lake, _ = sample_lake
+    plan = Plan(
+        question=TWO_HOP,
+        nodes=(
+            PlanNode(**TWO_HOP_PLAN["nodes"][0]),
+            node(
+                "$var_2",
+                "vector",
+                "documents_contracts",
+                "payment terms",
+                filter="document_id IN $var_1.contract_document_id AND position >= 0",
+                should_expose_answer=True,
+            ),
+        ),
+    )
+    _, search = Executor(lake, scripted(sql=TWO_HOP_SQL, select=pick_first), SERIAL).run(plan)
+    assert search.ok, search.error
+    assert searched_filter(search) == '(document_id in ["CTR-C001"]) and (position >= 0)'
+    assert {e.meta["document_id"] for e in search.evidence} == {"CTR-C001"}
+
+
+def test_a_written_literal_filter_is_applied_and_one_milvus_cannot_express_is_reported(sample_lake):
+    lake, _ = sample_lake
+    llm = scripted(select=pick_first)
+    only = node("$var_1", "vector", "documents_contracts", "payment terms", filter="document_id = 'CTR-C002'")
+    [found] = Executor(lake, llm, SERIAL).run(Plan(question="q", nodes=(only,)))
+    assert searched_filter(found) == 'document_id == "CTR-C002"'
+    assert found.evidence and {e.meta["document_id"] for e in found.evidence} == {"CTR-C002"}
+    unsupported = only.model_copy(update={"filter": "title IS NULL"})
+    [refused] = Executor(lake, llm, SERIAL).run(Plan(question="q", nodes=(unsupported,)))
+    assert refused.error == "Milvus filters cannot express 'title IS NULL'"
+    assert "AND, OR, NOT" in refused.advice[0]
+
+
 def test_filters_quote_non_ascii_keys_as_milvus_reads_them(sample_lake):
     from lakeplanner.execute.vector import Bound, document_filter
 

@@ -16,7 +16,16 @@ from lakeplanner.execute.hseq import Budget, package
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.execute.variables import Binding
-from lakeplanner.execute.vector import Bound, SegmentReader, document_filter, query_text, run_iteration
+from lakeplanner.execute.vector import (
+    Bound,
+    SegmentReader,
+    all_of,
+    document_filter,
+    filter_references,
+    query_text,
+    run_iteration,
+    written_filter,
+)
 from lakeplanner.ingest.segments import SEGMENTS_TABLE, stored_documents
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.plan.dataops import Fixer, recommend
@@ -173,10 +182,13 @@ def matches_nothing(table) -> bool:
 def run_vector(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:
     lake = services.lake
     bounds = bounds_of(node, inputs)
-    expression = document_filter(node.source, bounds, lake.catalog)
-    if any(b.narrows for b in bounds) and not expression:
-        result.error = f"the bound values of {', '.join(b.reference for b in bounds)} name no document of {node.source}"
+    in_filter = filter_references(node)
+    named = [b for b in bounds if b.reference not in in_filter]  # the filter places its own references
+    expression = document_filter(node.source, named, lake.catalog)
+    if any(b.narrows for b in named) and not expression:
+        result.error = f"the bound values of {', '.join(b.reference for b in named)} name no document of {node.source}"
         return result
+    expression = all_of(expression, written_filter(node, bounds, lake.catalog))
     text = query_text(node, bounds)
     with recorder.step(
         "vector.search",

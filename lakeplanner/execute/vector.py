@@ -17,6 +17,7 @@ from lakeplanner.ingest.segments import SEGMENTS_TABLE, stored_documents
 from lakeplanner.ingest.vectors import SearchHit, _in_filter, _string_literal
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM
+from lakeplanner.plan.filters import milvus_expression
 from lakeplanner.plan.model import REFERENCE, PlanNode
 from lakeplanner.plan.validate import VECTOR_ANSWER
 
@@ -92,6 +93,36 @@ def document_filter(collection: str, bound: Sequence[Bound], catalog) -> str:
         keys = ", ".join(_string_literal(k) for k in list(dict.fromkeys(row_keys))[:MAX_FILTER_VALUES])
         return f"array_contains_any(linked_keys, [{keys}])"
     return ""
+
+
+def written_filter(node: PlanNode, bound: Sequence[Bound], catalog) -> str:
+    """The node's own filter in Milvus terms; a reference compared with document_id may hold ids,
+    titles or links, resolved as document_filter resolves them."""
+    if not node.filter:
+        return ""
+    held = {b.reference: b.values for b in bound}
+    index = None
+
+    def values(field: str, reference: str) -> list[str]:
+        nonlocal index
+        raw = list(held.get(reference, ()))[:MAX_FILTER_VALUES]
+        if field != "document_id":
+            return raw
+        if index is None:
+            index = DocumentIndex.build(node.source, stored_documents(catalog, [node.source]).get(node.source, []))
+        return [found[0] if (found := index.resolve(v)) else v for v in raw]
+
+    return milvus_expression(node.filter, values)
+
+
+def all_of(*expressions: str) -> str:
+    """Milvus expressions AND-ed (the empty ones dropped)."""
+    present = [e for e in expressions if e]
+    return present[0] if len(present) == 1 else " and ".join(f"({e})" for e in present)
+
+
+def filter_references(node: PlanNode) -> set[str]:
+    return {m.group(0) for m in REFERENCE.finditer(node.filter or "")}
 
 
 class SegmentReader:

@@ -11,8 +11,9 @@ from enum import StrEnum
 
 from sqlglot import exp
 
+from lakeplanner.plan.filters import COLLECTION_FIELDS
 from lakeplanner.plan.model import REFERENCE, Plan, PlanNode, Tool
-from lakeplanner.plan.validate import COLLECTION_FIELDS, Code, Finding, LakeSchema, output_columns, parse_sql, validate
+from lakeplanner.plan.validate import Code, Finding, LakeSchema, output_columns, parse_sql, validate
 
 TOOL_SYNONYMS = {
     "iceberg": Tool.sql,
@@ -76,6 +77,7 @@ CAUSES = {
     Code.tool_source_mismatch: Cause.tool_choice,
     Code.graph_without_link: Cause.tool_choice,
     Code.sql_parse_error: Cause.sql_logic,
+    Code.unsupported_filter: Cause.sql_logic,
     Code.sql_not_select: Cause.sql_logic,
     Code.join_type_mismatch: Cause.sql_logic,
     Code.aggregate_type_mismatch: Cause.sql_logic,

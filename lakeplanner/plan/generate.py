@@ -17,8 +17,9 @@ from pydantic import BaseModel, Field, create_model
 
 from lakeplanner.contract.models import Contract, SourceKind
 from lakeplanner.llm.base import LLM, Message, system, user
+from lakeplanner.plan.filters import COLLECTION_FIELDS
 from lakeplanner.plan.model import Plan, PlanNode, Tool
-from lakeplanner.plan.validate import COLLECTION_FIELDS, Finding
+from lakeplanner.plan.validate import Finding
 
 MAX_TABLES = 8
 MAX_OUTPUT_TOKENS = 800

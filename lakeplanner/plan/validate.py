@@ -18,24 +18,10 @@ from sqlglot.errors import ParseError
 
 from lakeplanner.contract.models import Contract, FieldType, SourceKind
 from lakeplanner.ingest.tables import KEY_COLUMN
+from lakeplanner.plan.filters import COLLECTION_FIELDS, FilterError, fields_of, milvus_expression, parse_filter
 from lakeplanner.plan.model import LABEL, REFERENCE, Plan, PlanNode, Tool
 
 NUMERIC = {FieldType.integer, FieldType.number}
-COLLECTION_FIELDS = (
-    "chunk_id",
-    "document_id",
-    "source",
-    "source_file",
-    "position",
-    "start",
-    "end",
-    "title",
-    "heading",
-    "text",
-    "content_hash",
-    "linked_table",
-    "linked_keys",
-)
 
 VECTOR_ANSWER = "answer"  # a vector node's result also carries the value it read in the evidence
 
@@ -70,6 +56,7 @@ class Code(StrEnum):
     intent_drift = "M012"
     unlinked_reference = "M013"
     prose_from_table = "M014"
+    unsupported_filter = "M015"
 
 
 class Finding(BaseModel):
@@ -517,18 +504,24 @@ def check_vector_filters(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
         if node.tool != Tool.vector or not node.filter:
             continue
         try:
-            condition = sqlglot.parse_one(with_placeholders(node.filter), read="duckdb")
-        except ParseError as e:
-            yield Finding(code=Code.sql_parse_error, node=node.label, message=f"filter does not parse: {e}")
+            condition, _ = parse_filter(node.filter)
+        except FilterError as e:
+            yield Finding(code=Code.sql_parse_error, node=node.label, message=e.message)
             continue
-        for column in condition.find_all(exp.Column):
-            if column.name not in COLLECTION_FIELDS:
-                yield Finding(
-                    code=Code.unknown_filter_field,
-                    node=node.label,
-                    subject=column.name,
-                    message=f"collections have no metadata field {column.name!r}",
-                )
+        unknown = [name for name in fields_of(condition) if name not in COLLECTION_FIELDS]
+        for name in unknown:
+            yield Finding(
+                code=Code.unknown_filter_field,
+                node=node.label,
+                subject=name,
+                message=f"collections have no metadata field {name!r}",
+            )
+        if unknown:
+            continue
+        try:
+            milvus_expression(node.filter, lambda field, reference: ["x"])
+        except FilterError as e:
+            yield Finding(code=Code.unsupported_filter, node=node.label, message=e.message)
 
 
 STRUCTURAL: tuple[Rule, ...] = (
