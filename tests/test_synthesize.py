@@ -224,3 +224,21 @@ def test_respective_is_a_modifier_not_an_attribute(sample_lake):
     lake, _ = sample_lake
     question = "What are the respective totals of the unpaid invoices in 2019 and 2018?"
     assert uncovered_terms(question, lake.contract, [ROWS]) == []
+
+
+def test_the_coverage_gate_abstains_only_on_what_nothing_in_the_lake_mentions(sample_lake):
+    from functools import partial
+
+    from lakeplanner.execute.synthesize import uncovered_terms
+    from lakeplanner.ingest.segments import mentioned
+
+    lake, _ = sample_lake
+    in_lake = partial(mentioned, lake.catalog)
+    assert in_lake(["payment", "phone", "net 45"]) == {"payment", "net 45"}
+    assert mentioned(lake.catalog, ["payment"], max_rows=0) is None  # too large to scan: not claimed
+    unrelated = NodeResult(label="$var_1", tool="sql", source="t", question="q", rows=[{"n": 1}], exposed=True)
+    assert uncovered_terms("What is the phone of customer C001?", lake.contract, [unrelated], in_lake) == ["phone"]
+    # retrieved rows miss "schedule", but invoice documents mention one: no abstention
+    asked = "What is the payment schedule of customer C001?"
+    assert uncovered_terms(asked, lake.contract, [unrelated]) != []
+    assert uncovered_terms(asked, lake.contract, [unrelated], in_lake) == []

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Protocol
 
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.results import Answer, NodeResult
 from lakeplanner.execute.synthesize import abstain, synthesize
+from lakeplanner.ingest.segments import mentioned
 from lakeplanner.lineage.runs import RunRecord, save_run
 from lakeplanner.lineage.steps import Recorder, RecordingLLM, data_chars
 from lakeplanner.lineage.tracing import Lineage
@@ -125,7 +127,9 @@ def ask(
                 results.sort(key=lambda r: order.get(r.label, len(order)))
                 synthesis = Recorder()
                 with lineage.span("lakeplanner.synthesize") as span:
-                    answer = synthesize(question, results, executor.llm, synthesis, lake.contract)
+                    answer = synthesize(
+                        question, results, executor.llm, synthesis, lake.contract, partial(mentioned, lake.catalog)
+                    )
                     emit(lineage, synthesis)
                     span.set_attributes(
                         {

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 from simpleeval import InvalidExpression, SimpleEval
@@ -25,10 +26,11 @@ CELL_CHARS = 120
 SNIPPET_SHOWN = 500
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
+Mentions = Callable[[list[str]], "set[str] | None"]
 ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on | for | in | at |\?|$)", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-# words that ask to compute, explain or name ("the change in revenue", "the reason for the decline",
-# "the name of the song"), name the reporting entity ("the company") or qualify the ask ("the respective
+# words that ask to compute, explain or name ("the change in revenue", "the percentage constitution of
+# X in Y", "the reason for the decline", "the name of the song"), name the reporting entity ("the company") or qualify the ask ("the respective
 # values"), not an attribute the lake must hold
 # fmt: off
 ANSWER_SHAPES = frozenset({
@@ -36,7 +38,7 @@ ANSWER_SHAPES = frozenset({
     "total", "sum", "ratio", "percentage", "proportion", "share", "rate", "count", "number", "amount",
     "value", "reason", "reasons", "cause", "causes", "purpose", "factor", "factors", "explanation",
     "driver", "drivers", "effect", "impact", "company", "group", "components", "component", "name", "names",
-    "title", "respective", "various",
+    "title", "respective", "various", "constitution", "composition", "portion", "fraction",
 })
 # fmt: on
 PREPOSITIONS = {
@@ -221,11 +223,13 @@ def fallback_value(results: list[NodeResult]) -> str | None:
     return format_number(float(cell)) if isinstance(cell, float) else str(cell)
 
 
-def uncovered_terms(question: str, contract: Contract, results: list[NodeResult]) -> list[str]:
+def uncovered_terms(
+    question: str, contract: Contract, results: list[NodeResult], mentions: Mentions | None = None
+) -> list[str]:
     """Coverage gate (seed 002 §3.5): the words of the asked-for attribute ("what is the X of ...")
-    that neither the schema nor any retrieved row, column or passage mentions. When all of them are
-    missing, the lake cannot hold what the question asks for (a phone number in a lake without phone
-    numbers), whatever the LLM says."""
+    that neither the schema nor any retrieved row, column or passage mentions, nor (`mentions`) any
+    text of the lake. When all of them are missing, the lake cannot hold what the question asks for
+    (a phone number in a lake without phone numbers), whatever the LLM says."""
     asked = ASKED.search(question)
     if asked is None:
         return []
@@ -244,7 +248,10 @@ def uncovered_terms(question: str, contract: Contract, results: list[NodeResult]
     )
     words = {w.rstrip("s") for w in _WORD.findall(seen)} | {w.replace("-", "") for w in _WORD.findall(seen)}
     missing = [t for t in unresolved if not {t.lower().rstrip("s"), t.lower().replace("-", "")} & words]
-    return missing if len(missing) == len(unresolved) else []
+    if len(missing) < len(unresolved):
+        return []
+    found = mentions([t.lower().rstrip("s") for t in missing]) if mentions else set()
+    return [] if found else missing  # None: the lake is too large to scan, the retrieved results decide
 
 
 def is_concept(term: str) -> bool:
@@ -254,8 +261,15 @@ def is_concept(term: str) -> bool:
 
 
 def synthesize(
-    question: str, results: list[NodeResult], llm: LLM, recorder: Recorder, contract: Contract | None = None
+    question: str,
+    results: list[NodeResult],
+    llm: LLM,
+    recorder: Recorder,
+    contract: Contract | None = None,
+    mentions: Mentions | None = None,
 ) -> Answer:
+    """`mentions` says which terms the lake's text holds anywhere (ingest.segments.mentioned): the
+    coverage gate abstains only on terms that nothing in the lake mentions."""
     started = time.perf_counter()
     exposed = [r for r in results if r.exposed] or results[-1:]
     answer = Answer(question=question, nodes=results, advice=[a for r in results for a in r.advice])
@@ -264,7 +278,7 @@ def synthesize(
     if not any(r.rows or r.evidence for r in exposed):
         reason = "; ".join(f"{r.label}: {r.error}" for r in failed) or "the lake holds no data that answers it"
         return abstain(answer, reason, started)
-    missing = uncovered_terms(question, contract, results) if contract is not None else []
+    missing = uncovered_terms(question, contract, results, mentions) if contract is not None else []
     if missing:
         return abstain(answer, f"nothing in the lake mentions {', '.join(missing)}", started)
     block, index = numbered_results(exposed)

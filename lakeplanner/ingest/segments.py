@@ -14,6 +14,7 @@ import warnings
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.expressions import And, EqualTo, In
@@ -253,6 +254,35 @@ def stored_documents(catalog: Catalog, sources: list[str]) -> dict[str, list[tup
     for row in rows:
         out.setdefault(row["source"], []).append((row["container"], row["content"]))
     return out
+
+
+MENTION_SCAN_ROWS = 2_000_000  # past this, mentioned() declines to scan and says so (None)
+
+
+def mentioned(catalog: Catalog, terms: list[str], max_rows: int = MENTION_SCAN_ROWS) -> set[str] | None:
+    """The terms that some document title or paragraph, table header or row of the lake contains
+    (any case; a term matches at the start of a word, so 'operation' finds 'operations'). None when
+    the lake's segments are too many to scan."""
+    try:
+        table = catalog.load_table(SEGMENTS_TABLE)
+    except NoSuchTableError:
+        return set()
+    snapshot = table.current_snapshot()
+    if snapshot is None or not terms:
+        return set()
+    if int((snapshot.summary or {}).get("total-records", 0)) > max_rows:
+        return None
+    content = (
+        table.scan(row_filter=In("level", ("document", "paragraph", "table", "row")), selected_fields=("content",))
+        .to_arrow()
+        .column("content")
+    )
+    found = set()
+    for term in terms:
+        spellings = "|".join(re.escape(v) for v in dict.fromkeys((term.lower(), term.lower().replace("-", ""))))
+        if pc.any(pc.match_substring_regex(content, rf"\b(?:{spellings})", ignore_case=True)).as_py():
+            found.add(term)
+    return found
 
 
 def rebuild_document(segments: list[dict]) -> str:
