@@ -491,3 +491,61 @@ def test_a_plan_that_retrieves_nothing_falls_back_to_one_search_of_the_only_coll
     sql, search = answer.nodes
     assert sql.rows == [] and (search.label, search.tool, search.question) == ("$var_2", "vector", question)
     assert any(c.kind == "span" and "warehouse fire" in c.snippet for c in answer.citations)
+
+
+REPORT_GRID = [
+    ["", "2019", "2018"],
+    ["(in millions)", "", ""],
+    ["Fixed Price", "$  1,452.4", "$  1,146.2"],
+    ["Other", "(44.1)", "56.7"],
+]
+
+
+@pytest.fixture(scope="module")
+def report_lake(tmp_path_factory):
+    import csv
+
+    from lakeplanner import Lake
+
+    source = tmp_path_factory.mktemp("report") / "src"
+    source.mkdir()
+    with (source / "sales.report.csv").open("w", newline="") as fh:
+        csv.writer(fh).writerows(REPORT_GRID)
+    lake = Lake.create(source.parent / "lake")
+    lake.ingest(source)
+    yield lake
+    lake.close()
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        # the same sum under two names, grouped by year: each row repeats its own year's value
+        "SELECT sum(value) AS total_2018, sum(value) AS total_2019, year FROM sales "
+        "WHERE line_item = 'Fixed Price' GROUP BY year",
+        # the change computed in scalar subqueries, one row per table row
+        "SELECT (SELECT value FROM sales WHERE line_item = 'Fixed Price' AND year = 2019) - "
+        "(SELECT value FROM sales WHERE line_item = 'Fixed Price' AND year = 2018) AS change FROM sales",
+    ],
+)
+def test_a_year_change_is_computed_from_one_value_per_named_year_whatever_sql_the_llm_wrote(report_lake, written):
+    question = "What was the percentage change in Fixed Price from 2018 to 2019?"
+    plan = {
+        "nodes": [
+            {
+                "question": "percentage change in Fixed Price from 2018 to 2019",
+                "tool": "sql",
+                "source": "sales",
+                "should_expose_answer": True,
+                "answer_description": "the percentage change",
+            }
+        ]
+    }
+    draft = {"answer": "0", "sentence": "No change.", "sources": ["R1"], "abstain": False}
+    llm = scripted(plan=plan, sql={"sql": written}, draft=draft)
+    answer = report_lake.ask(question, llm=llm, settings=SERIAL, use_cache=False)
+    [result] = answer.nodes
+    assert {(r["year"], r["value"]) for r in result.rows if "value" in r} == {(2019, 1452.4), (2018, 1146.2)}
+    assert "values per named year" not in result.sql[0].sql and len(result.sql) == 2
+    assert answer.value == "26.71" and "(1452.4 - 1146.2) / 1146.2 * 100" in answer.text, (answer.reason, result.rows)
+    assert len([c for c in answer.citations if c.kind == "row"]) >= 2

@@ -242,3 +242,18 @@ def test_the_coverage_gate_abstains_only_on_what_nothing_in_the_lake_mentions(sa
     asked = "What is the payment schedule of customer C001?"
     assert uncovered_terms(asked, lake.contract, [unrelated]) != []
     assert uncovered_terms(asked, lake.contract, [unrelated], in_lake) == []
+
+
+def test_a_percentage_or_a_mean_is_grounded_in_its_cells_not_in_its_constants():
+    from lakeplanner.execute.synthesize import grounding
+
+    assert grounding("-22.22", [YEARS], "(44.1 - 56.7) / 56.7 * 100") == 1.0
+    assert grounding("50.4", [YEARS], "(44.1 + 56.7) / 2") == 1.0
+    assert grounding("132.3", [YEARS], "44.1 * 3") == 0.0
+
+
+def test_a_value_the_statement_repeated_on_every_row_is_the_answer():
+    repeated = YEARS.model_copy(update={"rows": [{"change": 2.1}, {"change": 2.1}], "rows_total": 2})
+    llm = llm_saying(answer="0", sentence="No change.", sources=["R1"], abstain=False)
+    answer = synthesize("What was the change in Other?", [repeated], llm, Recorder())
+    assert answer.value == "2.10" and answer.confidence > 0.9

@@ -11,6 +11,7 @@ import pyarrow as pa
 from lakeplanner.contract.links import DocumentIndex
 from lakeplanner.errors import EngineError, LakeplannerError, LLMUnavailableError
 from lakeplanner.execute import sql as sqlnode
+from lakeplanner.execute.arithmetic import named_years, template_for, values_by_year, year_of
 from lakeplanner.execute.engines import get_engine
 from lakeplanner.execute.hseq import Budget, package
 from lakeplanner.execute.results import NodeResult
@@ -103,6 +104,54 @@ def _fix_names(node: PlanNode, sql: str, schema: LakeSchema) -> tuple[str, list[
     return fixed.nodes[0].sql or sql, fixer.edits
 
 
+def run_statement(engine, statement, recorder: Recorder, **attributes):
+    with recorder.step("sql.execute", **{"db.system": engine.name, "db.query.text": statement.sql("duckdb")}) as step:
+        scan = engine.run(statement)
+        step.attributes.update(
+            {
+                "db.response.returned_rows": scan.table.num_rows,
+                "lakeplanner.snapshots": str(scan.snapshots),
+                "lakeplanner.bytes_scanned": scan.bytes_scanned,
+                **attributes,
+            }
+        )
+    return scan
+
+
+def add_year_values(question, written, result: NodeResult, engine, schema, keys, settings, recorder) -> None:
+    """A change, percentage change or average over two named years is computed by its template from
+    one value per year (execute/arithmetic.py). When the statement the LLM wrote does not show them
+    (it computed the change itself, or summed both years into each row), the engine is asked for them:
+    the same filters, the year column and the value column, for the named years. Their rows join the
+    node's, cited like them."""
+    years = named_years(question)
+    if len(years) != 2 or template_for(question) is None:
+        return
+    if all(y in (values_by_year([result]) or {}) for y in years):
+        return
+    tables = {t.name for t in written.find_all(sqlnode.exp.Table)}
+    if len(tables) != 1:
+        return
+    table = tables.pop()
+    lookup = sqlnode.year_values_statement(written, table, schema.tables.get(table, {}), years)
+    if lookup is None:
+        return
+    try:
+        statement = sqlnode.with_row_keys(sqlnode.checked(lookup, schema.tables, [table], settings.row_cap), keys)
+        scan = run_statement(engine, statement, recorder, **{"lakeplanner.sql.purpose": "values per named year"})
+    except (sqlnode.SqlError, sqlnode.SqlRuntimeError):
+        return
+    rows, row_keys, _ = rows_and_keys(scan.table, settings.row_cap)
+    if sorted(year_of(r) for r in rows) != sorted(years):  # one value per year, or nothing is added
+        return
+    result.rows += rows
+    result.rows_total += len(rows)
+    result.columns += [c for c in rows[0] if c not in result.columns]
+    found = [key for keys_of_alias in row_keys.values() for key in keys_of_alias]
+    result.row_keys[table] = list(dict.fromkeys(result.row_keys.get(table, []) + found))
+    result.sql.append(sqlnode.run_record(statement, engine.name, scan))
+
+
 def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:
     lake = services.lake
     contract = lake.contract
@@ -135,20 +184,10 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             statement = sqlnode.checked(sqlnode.bind(sql, bindings), schema.tables, tables, settings.row_cap)
             edits += sqlnode.fix_category_literals(statement, categories, keep=bound_literals)
             edits += sqlnode.group_compared_values(statement, keep=bound_literals)
+            written = statement
             statement = sqlnode.with_row_keys(statement, keys)
-            with recorder.step(
-                "sql.execute", **{"db.system": engine.name, "db.query.text": statement.sql("duckdb")}
-            ) as step:
-                scan = engine.run(statement)
-                step.attributes.update(
-                    {
-                        "db.response.returned_rows": scan.table.num_rows,
-                        "lakeplanner.snapshots": str(scan.snapshots),
-                        "lakeplanner.bytes_scanned": scan.bytes_scanned,
-                        "lakeplanner.sql.attempt": attempt + 1,
-                        "lakeplanner.dataops.edits": "; ".join(edits),
-                    }
-                )
+            attempted = {"lakeplanner.sql.attempt": attempt + 1, "lakeplanner.dataops.edits": "; ".join(edits)}
+            scan = run_statement(engine, statement, recorder, **attempted)
         except (sqlnode.SqlError, sqlnode.SqlRuntimeError) as e:
             feedback = e.message
             result.advice.append(f"attempt {attempt + 1}: {e.message}")
@@ -168,6 +207,8 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
         result.snapshots = scan.snapshots
         result.sql.append(sqlnode.run_record(statement, engine.name, scan))
         result.advice = []
+        if node.should_expose_answer:
+            add_year_values(asked or node.question, written, result, engine, schema, keys, settings, recorder)
         return result
     result.error = f"no runnable SQL after {settings.sql_retries + 1} attempts: {feedback}"
     return result

@@ -20,6 +20,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from lakeplanner.contract.models import Contract, FieldType
 from lakeplanner.errors import EngineError, LakeplannerError
+from lakeplanner.execute.arithmetic import YEAR_COLUMNS
 from lakeplanner.execute.results import SqlRun
 from lakeplanner.llm.base import Message, system, user
 from lakeplanner.plan.model import REFERENCE, PlanNode
@@ -174,6 +175,38 @@ def group_compared_values(statement: exp.Select, keep: set[str] = frozenset()) -
     column = compared[0]
     statement.select(column.copy(), copy=False).group_by(column.copy(), copy=False)
     return [f"grouped by {column.name}: the aggregate would merge the values the question compares"]
+
+
+def year_values_statement(
+    statement: exp.Select, table: str, columns: dict[str, FieldType], years: Sequence[int]
+) -> exp.Select | None:
+    """For a question over two named years ("the change in X from 2018 to 2019"): one value per
+    year of what the statement filters on. The statement's string filters on `table` (wherever they
+    sit, subqueries too) are kept, its year filter becomes the named years, and it selects the year
+    column and the one numeric column it reads. None when it reads another table, several numeric
+    columns, or filters on no item."""
+    if {t.name for t in statement.find_all(exp.Table)} != {table}:
+        return None
+    year = next((c for c in YEAR_COLUMNS if c in columns), None)
+    numeric = {
+        c.name
+        for c in statement.find_all(exp.Column)
+        if columns.get(c.name) in (FieldType.integer, FieldType.number) and c.name != year
+    }
+    if year is None or len(numeric) != 1:
+        return None
+    filters = {}
+    for condition in statement.find_all(exp.EQ):
+        sides = [condition.this, condition.expression]
+        column = next((c for c in sides if isinstance(c, exp.Column)), None)
+        literal = next((c for c in sides if isinstance(c, exp.Literal) and c.is_string), None)
+        if column is not None and literal is not None and column.name in columns and column.name != year:
+            filters.setdefault(column.name, set()).add(literal.this)
+    if not filters or any(len(values) > 1 for values in filters.values()):
+        return None
+    where = [exp.column(name).eq(exp.Literal.string(values.pop())) for name, values in sorted(filters.items())]
+    where.append(exp.column(year).isin(*[exp.Literal.number(y) for y in years]))
+    return exp.select(exp.column(year), exp.column(numeric.pop())).from_(table).where(exp.and_(*where))
 
 
 def sql_messages(

@@ -3,6 +3,7 @@ arithmetic by a safe evaluator, a grounding check, composite confidence, citatio
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
@@ -26,12 +27,13 @@ CELL_CHARS = 120
 SNIPPET_SHOWN = 500
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
+_CONSTANTS = re.compile(r"\*\s*100\b|/\s*2\b")  # a percentage's 100 and a mean's 2 are not read from the lake
 Mentions = Callable[[list[str]], "set[str] | None"]
 ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on | for | in | at |\?|$)", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # words that ask to compute, explain or name ("the change in revenue", "the percentage constitution of
-# X in Y", "the reason for the decline", "the name of the song"), name the reporting entity ("the company") or qualify the ask ("the respective
-# values"), not an attribute the lake must hold
+# X in Y", "the reason for the decline", "the name of the song"), name the reporting entity ("the
+# company") or qualify the ask ("the respective values"), not an attribute the lake must hold
 # fmt: off
 ANSWER_SHAPES = frozenset({
     "change", "changes", "difference", "increase", "decrease", "growth", "decline", "average", "mean",
@@ -146,7 +148,7 @@ def grounding(value: str, results: list[NodeResult], calculated_from: str = "") 
     passages = " ".join(normalised(e.snippet) for r in results for e in r.evidence)
     passage_numbers = {round(n, 6) for n in numbers_in(passages)}
     if calculated_from:
-        operands = {round(n, 6) for n in numbers_in(calculated_from)}
+        operands = {round(n, 6) for n in numbers_in(_CONSTANTS.sub("", calculated_from))}
         return 1.0 if operands <= cell_numbers else 0.9 if operands <= cell_numbers | passage_numbers else 0.0
     target = normalised(value)
     if not target:
@@ -209,13 +211,18 @@ def citations_for(
     return list(unique.values())
 
 
+def distinct_rows(rows: list[dict]) -> list[dict]:
+    """A scalar the statement repeated on every row it scanned counts once."""
+    return list({json.dumps(row, sort_keys=True, default=str): row for row in rows}.values())
+
+
 def fallback_value(results: list[NodeResult]) -> str | None:
     """A single structured cell is the answer by itself (c_ground 1.0): used when the LLM cannot
     answer, or when it misquotes the one value the SQL engine computed."""
     cells = [
-        next(iter(r.rows[0].values()))
+        next(iter(rows[0].values()))
         for r in results
-        if r.tool != "vector" and len(r.rows) == 1 and len(r.rows[0]) == 1
+        if r.tool != "vector" and len(rows := distinct_rows(r.rows)) == 1 and len(rows[0]) == 1
     ]
     if len(cells) != 1 or cells[0] is None:
         return None
