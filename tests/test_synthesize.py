@@ -192,6 +192,7 @@ def test_a_change_question_is_computed_by_its_template_whatever_the_llm_says():
     llm = llm_saying(answer="0.2", sentence="It rose by 0.2.", sources=["R1"], abstain=False, calculation="1.4 - 1.2")
     answer = synthesize("What was the change in Other from 2018 to 2019?", [YEARS], llm, Recorder())
     assert answer.value == "-12.60" and "44.1 - 56.7" in answer.text
+    assert "0.2" not in answer.text  # the LLM's sentence stated its own number
 
 
 def test_the_coverage_gate_reads_what_the_statement_filtered_on(sample_lake):

@@ -305,7 +305,7 @@ def synthesize(
     value, calculated = draft.answer.strip(), ""
     if templated is not None:
         value, calculated = format_number(evaluate(templated)), templated
-        if draft.abstain:
+        if draft.abstain or value not in draft.sentence:  # the LLM's sentence would state another number
             draft = draft.model_copy(update={"sentence": f"{question.rstrip('?')}: {value}.", "abstain": False})
     elif comparison is not None:  # decided over what each step read; every passage shown is cited
         value = comparison.value
