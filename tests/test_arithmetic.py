@@ -1,4 +1,4 @@
-"""Question-type templates for change, percentage change and average over two named years."""
+"""Question-type templates for change, percentage change, average and ratio over two named years."""
 
 import pytest
 
@@ -24,6 +24,9 @@ ONE_NODE_PER_YEAR = [
         ("What was the change in Other from 2019 to 2018?", BY_YEAR, "56.7 - 44.1"),
         ("What is the percentage change in Other from 2018 to 2019?", BY_YEAR, "(44.1 - 56.7) / 56.7 * 100"),
         ("What was the average Other for 2018 and 2019?", BY_YEAR, "(56.7 + 44.1) / 2"),
+        ("What is the ratio of Other in fiscal 2019 to fiscal 2018?", BY_YEAR, "44.1 / 56.7"),
+        ("What is the ratio of Other in 2018 to 2019?", BY_YEAR, "56.7 / 44.1"),
+        ("What was the change in the Other ratio from 2018 to 2019?", BY_YEAR, "44.1 - 56.7"),
         ("What was the change in write-offs between 2018 and 2019?", ONE_NODE_PER_YEAR, "1.6 - 1.2"),
         ("What was Other in 2019?", BY_YEAR, None),  # nothing to compute
         ("What was the change in Other from 2017 to 2019?", BY_YEAR, None),  # 2017 not retrieved

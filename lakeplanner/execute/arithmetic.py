@@ -1,7 +1,7 @@
 """Computed answers, whose expression never comes from the LLM's arithmetic.
 
-Question-type templates (seed 002 §3.5): a change, a percentage change or an average over the years a
-question names, from one value per year in the results. "The change in X from 2018 to 2019" with rows
+Question-type templates (seed 002 §3.5): a change, a percentage change, an average or a ratio over the
+years a question names, from one value per year in the results. "The change in X from 2018 to 2019" with rows
 (2019, 1.6) and (2018, 1.2) is `1.6 - 1.2` whatever the LLM wrote. A template applies only when every
 named year has exactly one value; otherwise synthesis keeps the LLM's calculation.
 
@@ -22,6 +22,7 @@ _FROM_TO = re.compile(r"\bfrom\s+((?:19|20)\d{2})\b.*?\bto\s+((?:19|20)\d{2})\b"
 _PERCENT_CHANGE = re.compile(r"percent(?:age)?\s+(?:change|increase|decrease|growth)|%\s*change|growth rate", re.I)
 _CHANGE = re.compile(r"\b(?:change|increase|decrease|difference|grow|growth|decline)\b", re.I)
 _AVERAGE = re.compile(r"\b(?:average|mean)\b", re.I)
+_RATIO = re.compile(r"\bratio\b", re.I)
 YEAR_COLUMNS = ("year", "fiscal_year", "period")
 DERIVATIONS: tuple[tuple[str, Callable[[float, float], float]], ...] = (
     ("{a} - {b}", lambda a, b: a - b),
@@ -86,16 +87,24 @@ def template_for(question: str) -> Callable[[float, float], str] | None:
     return None
 
 
+def asks_year_arithmetic(question: str) -> bool:
+    """A change, percentage change, average or ratio over exactly two named years."""
+    return len(named_years(question)) == 2 and (template_for(question) is not None or bool(_RATIO.search(question)))
+
+
 def year_arithmetic(question: str, results: list[NodeResult]) -> str | None:
-    """The expression a change / percentage change / average question over two named years asks
+    """The expression a change / percentage change / average / ratio question over two named years asks
     for, with the results' values; None when the question or the values do not fit."""
-    years = named_years(question)
-    template = template_for(question)
-    if len(years) != 2 or template is None:
+    if not asks_year_arithmetic(question):
         return None
+    years = named_years(question)
     values = values_by_year(results)
     if not values or not all(y in values for y in years):
         return None
+    template = template_for(question)
+    if template is None:  # "the ratio of X in 2019 to 2018" (the change in a ratio is a change)
+        first, second = years
+        return None if values[second] == 0 else f"{operand(values[first])} / {operand(values[second])}"
     ordered = _FROM_TO.search(question)
     old, new = (int(ordered.group(1)), int(ordered.group(2))) if ordered else sorted(years)
     if values[old] == 0 and _PERCENT_CHANGE.search(question):

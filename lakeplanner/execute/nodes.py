@@ -11,7 +11,7 @@ import pyarrow as pa
 from lakeplanner.contract.links import DocumentIndex
 from lakeplanner.errors import EngineError, LakeplannerError, LLMUnavailableError
 from lakeplanner.execute import sql as sqlnode
-from lakeplanner.execute.arithmetic import named_years, template_for, values_by_year, year_of
+from lakeplanner.execute.arithmetic import asks_year_arithmetic, named_years, values_by_year, year_of
 from lakeplanner.execute.engines import get_engine
 from lakeplanner.execute.hseq import Budget, package
 from lakeplanner.execute.results import NodeResult
@@ -124,9 +124,9 @@ def add_year_values(question, written, result: NodeResult, engine, schema, keys,
     (it computed the change itself, or summed both years into each row), the engine is asked for them:
     the same filters, the year column and the value column, for the named years. Their rows join the
     node's, cited like them."""
-    years = named_years(question)
-    if len(years) != 2 or template_for(question) is None:
+    if not asks_year_arithmetic(question):
         return
+    years = named_years(question)
     if all(y in (values_by_year([result]) or {}) for y in years):
         return
     tables = {t.name for t in written.find_all(sqlnode.exp.Table)}
