@@ -493,6 +493,33 @@ def test_a_plan_that_retrieves_nothing_falls_back_to_one_search_of_the_only_coll
     assert any(c.kind == "span" and "warehouse fire" in c.snippet for c in answer.citations)
 
 
+def test_the_end_of_a_long_paragraph_is_read_cited_and_replayed(tmp_path):
+    from lakeplanner import Lake
+    from lakeplanner.lineage.replay import evidence_check
+
+    source = tmp_path / "source"
+    source.mkdir()
+    filler = " ".join(f"Clause {i} sets out ordinary terms of supply and delivery for the buyer." for i in range(8))
+    (source / "terms.md").write_text(f"# Terms\n\n{filler} Late payments accrue interest at 9.5 percent a year.\n")
+    lake = Lake.create(tmp_path / "lake")
+    lake.ingest(source)
+
+    def pick_interest(messages):
+        chosen = [line.split()[0] for line in messages[-1].content.splitlines() if "9.5 percent" in line]
+        return {"selected": chosen[:1], "sufficient": bool(chosen), "answer": "9.5 percent" if chosen else ""}
+
+    only = node("$var_1", "vector", "documents", "interest on late payments", should_expose_answer=True)
+    try:
+        [found] = Executor(lake, scripted(select=pick_interest), SERIAL).run(Plan(question="q", nodes=(only,)))
+        [evidence] = [e for e in found.evidence if "9.5 percent" in e.snippet]
+        assert evidence.level == "passage" and found.answer == "9.5 percent"
+        text = (source / "terms.md").read_text()
+        assert text[evidence.offsets[0] : evidence.offsets[1]] == evidence.snippet
+        assert evidence_check(lake, "$var_1", evidence, found.snapshots["lakeplanner.segments"]).matches
+    finally:
+        lake.close()
+
+
 REPORT_GRID = [
     ["", "2019", "2018"],
     ["(in millions)", "", ""],

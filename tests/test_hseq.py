@@ -117,3 +117,23 @@ def test_a_long_answer_is_clipped_not_refused():
     long = json.dumps({"selected": ["p1"], "sufficient": True, "answer": "word " * 100})
     state = iterate("q", paragraphs(3), LLM(FakeBackend(lambda m, s: long)), Recorder(), budget=Budget(window=3))
     assert len(state.answer) <= 200 and state.sufficient
+
+
+def test_a_long_paragraph_becomes_passages_of_whole_sentences_that_fit_a_snippet():
+    from lakeplanner.execute.hseq import SNIPPET_CHARS, passages
+
+    sentences_text = [f"Sentence {i} " + "w" * 170 + "." for i in range(3)]
+    text = " ".join(sentences_text)
+    paragraph = Segment("D/p0", "paragraph", "D", "docs", "D", 1, text, start=1000, end=1000 + len(text))
+    sentences = []
+    for i, sentence in enumerate(sentences_text):
+        at = 1000 + text.index(sentence)
+        end = at + len(sentence)
+        sentences.append(Segment(f"D/p0/s{i}", "sentence", "D/p0", "docs", "D", 2 + i, sentence, at, end))
+    first, second = passages(paragraph, sentences)
+    assert (first.level, first.parent, second.id) == ("passage", "D/p0", "D/p0/r1")
+    assert first.content == " ".join(sentences_text[:2]) and second.content == sentences_text[2]
+    assert all(len(p.content) <= SNIPPET_CHARS for p in (first, second))
+    assert text[first.start - 1000 : first.end - 1000] == first.content and first.hash != paragraph.hash
+    short = Segment("D/p1", "paragraph", "D", "docs", "D", 5, "Short.", start=0, end=6)
+    assert passages(short, []) == [short]

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
 from lakeplanner.errors import LLMOutputError
 from lakeplanner.execute.results import Evidence, canonical
+from lakeplanner.ingest.segments import content_hash
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, clipped, system, user
 
@@ -73,6 +74,37 @@ class Segment:
 
     def tokens(self) -> int:
         return len(self.content[:SNIPPET_CHARS]) // 4 + 1
+
+
+def passages(paragraph: Segment, sentences: Sequence[Segment]) -> list[Segment]:
+    """A paragraph longer than a snippet, as passages: runs of its whole sentences that each fit one
+    (a longer sentence stands alone), each the paragraph's exact text between its offsets, so no part
+    of the paragraph is out of the LLM's sight. A paragraph that fits, or has one run, stays whole."""
+    runs: list[list[Segment]] = []
+    for sentence in sorted(sentences, key=lambda x: x.start or 0):
+        if runs and (sentence.end or 0) - (runs[-1][0].start or 0) <= SNIPPET_CHARS:
+            runs[-1].append(sentence)
+        else:
+            runs.append([sentence])
+    if len(paragraph.content) <= SNIPPET_CHARS or len(runs) < 2 or paragraph.start is None:
+        return [paragraph]
+    out = []
+    for i, run in enumerate(runs):
+        start, end = run[0].start or 0, run[-1].end or 0
+        text = paragraph.content[start - paragraph.start : end - paragraph.start]
+        out.append(
+            replace(
+                paragraph,
+                id=f"{paragraph.id}/r{i}",
+                level="passage",
+                parent=paragraph.id,
+                content=text,
+                start=start,
+                end=end,
+                hash=content_hash(text),
+            )
+        )
+    return out
 
 
 # Question-type templates (seed 001 §2.4: heuristic guidance when the planner gives none): the first

@@ -12,7 +12,7 @@ from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.expressions import And, EqualTo, In
 
 from lakeplanner.contract.links import DocumentIndex
-from lakeplanner.execute.hseq import Budget, Iteration, Segment, guidance_for, iterate
+from lakeplanner.execute.hseq import Budget, Iteration, Segment, guidance_for, iterate, passages
 from lakeplanner.ingest.segments import SEGMENTS_TABLE, stored_documents
 from lakeplanner.ingest.vectors import SearchHit, _in_filter, _string_literal
 from lakeplanner.lineage.steps import Recorder
@@ -162,13 +162,20 @@ class SegmentReader:
         )
 
     def paragraphs(self, collection: str, documents: Sequence[str]) -> dict[str, list[Segment]]:
-        """document id -> its paragraphs in text order."""
+        """document id -> its paragraphs in text order, a long one as its passages (hseq.passages)."""
         found = self._read(
-            And(EqualTo("source", collection), And(EqualTo("level", "paragraph"), In("container", list(documents))))
+            And(
+                EqualTo("source", collection),
+                And(In("level", ("paragraph", "sentence")), In("container", list(documents))),
+            )
         )
+        sentences: dict[str, list[Segment]] = {}
+        for s in found:
+            if s.level == "sentence" and s.parent:
+                sentences.setdefault(s.parent, []).append(s)
         out: dict[str, list[Segment]] = {}
-        for s in sorted(found, key=lambda s: (s.container, s.start or 0)):
-            out.setdefault(s.container, []).append(s)
+        for s in sorted((s for s in found if s.level == "paragraph"), key=lambda s: (s.container, s.start or 0)):
+            out.setdefault(s.container, []).extend(passages(s, sentences.get(s.id, [])))
         return out
 
     def rows(self, table: str, keys: Sequence[str]) -> list[Segment]:
