@@ -21,6 +21,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from lakeplanner.errors import EngineError, LakeplannerError, MissingDependencyError
 from lakeplanner.execute.sql import SqlRuntimeError
+from lakeplanner.plan.filters import FLIPPED
 from lakeplanner.timebox import check_time, interrupt_when_spent, seconds_left
 
 ICEBERG_COMPARISONS: dict[type[exp.Expression], Callable[[str, Any], ice.BooleanExpression]] = {
@@ -31,7 +32,6 @@ ICEBERG_COMPARISONS: dict[type[exp.Expression], Callable[[str, Any], ice.Boolean
     exp.LT: ice.LessThan,
     exp.LTE: ice.LessThanOrEqual,
 }
-FLIPPED = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.EQ: exp.EQ, exp.NEQ: exp.NEQ}
 
 
 @dataclass

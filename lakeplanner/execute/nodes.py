@@ -119,7 +119,7 @@ def run_statement(engine, statement, recorder: Recorder, **attributes):
 
 
 def add_year_values(question, written, result: NodeResult, engine, schema, keys, settings, recorder) -> None:
-    """A change, percentage change or average over two named years is computed by its template from
+    """A change, percentage change, average or ratio over two named years is computed by its template from
     one value per year (execute/arithmetic.py). When the statement the LLM wrote does not show them
     (it computed the change itself, or summed both years into each row), the engine is asked for them:
     the same filters, the year column and the value column, for the named years. Their rows join the
@@ -129,13 +129,10 @@ def add_year_values(question, written, result: NodeResult, engine, schema, keys,
     years = named_years(question)
     if all(y in (values_by_year([result]) or {}) for y in years):
         return
-    tables = {t.name for t in written.find_all(sqlnode.exp.Table)}
-    if len(tables) != 1:
-        return
-    table = tables.pop()
-    lookup = sqlnode.year_values_statement(written, table, schema.tables.get(table, {}), years)
+    lookup = sqlnode.year_values_statement(written, schema.tables, years)
     if lookup is None:
         return
+    table = lookup.find(sqlnode.exp.Table).name
     try:
         statement = sqlnode.with_row_keys(sqlnode.checked(lookup, schema.tables, [table], settings.row_cap), keys)
         scan = run_statement(engine, statement, recorder, **{"lakeplanner.sql.purpose": "values per named year"})

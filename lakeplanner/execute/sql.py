@@ -178,15 +178,18 @@ def group_compared_values(statement: exp.Select, keep: set[str] = frozenset()) -
 
 
 def year_values_statement(
-    statement: exp.Select, table: str, columns: dict[str, FieldType], years: Sequence[int]
+    statement: exp.Select, tables: dict[str, dict[str, FieldType]], years: Sequence[int]
 ) -> exp.Select | None:
     """For a question over two named years ("the change in X from 2018 to 2019"): one value per
-    year of what the statement filters on. The statement's string filters on `table` (wherever they
-    sit, subqueries too) are kept, its year filter becomes the named years, and it selects the year
-    column and the one numeric column it reads. None when it reads another table, several numeric
+    year of what the statement filters on. The statement's string filters on its one table (wherever
+    they sit, subqueries too) are kept, its year filter becomes the named years, and it selects the year
+    column and the one numeric column it reads. None when it reads several tables, several numeric
     columns, or filters on no item."""
-    if {t.name for t in statement.find_all(exp.Table)} != {table}:
+    read = {t.name for t in statement.find_all(exp.Table)}
+    if len(read) != 1:
         return None
+    table = read.pop()
+    columns = tables.get(table, {})
     year = next((c for c in YEAR_COLUMNS if c in columns), None)
     numeric = {
         c.name

@@ -71,12 +71,16 @@ def query_text(node: PlanNode, bound: Sequence[Bound]) -> str:
     return " ".join(REFERENCE.sub(spell, node.question).split())
 
 
+def document_index(collection: str, catalog) -> DocumentIndex:
+    return DocumentIndex.build(collection, stored_documents(catalog, [collection]).get(collection, []))
+
+
 def document_filter(collection: str, bound: Sequence[Bound], catalog) -> str:
     """The Milvus expression restricting the search to documents the bound values name:
     document ids, titles or links (resolved as the contract's links resolve them), or linked row keys."""
     if not bound:
         return ""
-    index = DocumentIndex.build(collection, stored_documents(catalog, [collection]).get(collection, []))
+    index = document_index(collection, catalog)
     documents: list[str] = []
     row_keys: list[str] = []
     for b in bound:
@@ -109,7 +113,7 @@ def written_filter(node: PlanNode, bound: Sequence[Bound], catalog) -> str:
         if field != "document_id":
             return raw
         if index is None:
-            index = DocumentIndex.build(node.source, stored_documents(catalog, [node.source]).get(node.source, []))
+            index = document_index(node.source, catalog)
         return [found[0] if (found := index.resolve(v)) else v for v in raw]
 
     return milvus_expression(node.filter, values)

@@ -58,8 +58,14 @@ def evidence_check(lake, label: str, item, snapshot: int | None) -> Check:
         table = lake.catalog.load_table(SEGMENTS_TABLE)
     except Exception as e:
         return Check(node=label, what=what, matches=False, detail=f"segments unreadable: {e}")
-    if item.level == "passage":
-        return passage_check(table, label, item, snapshot, what)
+    matches = passage_matches if item.level == "passage" else segment_matches
+    same = matches(table, item, snapshot)
+    return Check(
+        node=label, what=what, matches=same, detail="content hash matches" if same else "segment changed or gone"
+    )
+
+
+def segment_matches(table, item, snapshot: int | None) -> bool:
     if item.level == "row":
         row_filter = And(EqualTo("source", item.uri), EqualTo("row_key", str(item.meta.get("row_key"))))
     else:
@@ -68,26 +74,19 @@ def evidence_check(lake, label: str, item, snapshot: int | None) -> Check:
             And(EqualTo("source", source), EqualTo("container", container)), EqualTo("start", item.offsets[0])
         )
     rows = table.scan(row_filter=row_filter, snapshot_id=snapshot).to_arrow().to_pylist()
-    hashes = {r["content_hash"] for r in rows if r["level"] == item.level}
-    same = item.meta.get("sha1") in hashes
-    return Check(
-        node=label, what=what, matches=same, detail="content hash matches" if same else "segment changed or gone"
-    )
+    return item.meta.get("sha1") in {r["content_hash"] for r in rows if r["level"] == item.level}
 
 
-def passage_check(table, label: str, item, snapshot: int | None, what: str) -> Check:
+def passage_matches(table, item, snapshot: int | None) -> bool:
     """A passage (a run of sentences of a long paragraph) is the text between its offsets in the
     paragraph that holds it: that slice is re-hashed."""
     source, _, container = item.uri.partition("/")
     start, end = item.offsets
     row_filter = And(And(EqualTo("source", source), EqualTo("container", container)), EqualTo("level", "paragraph"))
     paragraphs = table.scan(row_filter=row_filter, snapshot_id=snapshot).to_arrow().to_pylist()
-    same = any(
+    return any(
         p["start"] <= start
         and end <= p["end"]
         and content_hash(p["content"][start - p["start"] : end - p["start"]]) == item.meta.get("sha1")
         for p in paragraphs
-    )
-    return Check(
-        node=label, what=what, matches=same, detail="content hash matches" if same else "segment changed or gone"
     )

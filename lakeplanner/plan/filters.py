@@ -25,7 +25,7 @@ _COMPARISONS: dict[type[exp.Expression], str] = {
     exp.LT: "<",
     exp.LTE: "<=",
 }
-_FLIPPED = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.EQ: exp.EQ, exp.NEQ: exp.NEQ}
+FLIPPED = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.EQ: exp.EQ, exp.NEQ: exp.NEQ}
 HINT = "write the filter as =, <, >, IN, LIKE or BETWEEN on collection fields, joined by AND, OR, NOT"
 
 # (field, reference) -> the values to compare with: the executor's bound values, resolved for document_id
@@ -72,19 +72,13 @@ def _literal(node: exp.Expression) -> str:
     raise FilterError(f"the filter compares with {node.sql()!r}, which is not a value", hint=HINT)
 
 
-def _unwrapped(node: exp.Expression) -> exp.Expression:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    return node
-
-
 class _Translator:
     def __init__(self, references: dict[str, str], values: Values) -> None:
         self.references = references
         self.values = values
 
     def translate(self, node: exp.Expression) -> str:
-        node = _unwrapped(node)
+        node = node.unnest()
         if isinstance(node, exp.And):
             return f"({self.translate(node.this)}) and ({self.translate(node.expression)})"
         if isinstance(node, exp.Or):
@@ -96,14 +90,14 @@ class _Translator:
         if isinstance(node, exp.In):
             return self.membership(node)
         if isinstance(node, exp.Like):
-            return f"{self.field(node.this, array=False)} like {_literal(_unwrapped(node.expression))}"
+            return f"{self.field(node.this, array=False)} like {_literal(node.expression.unnest())}"
         if isinstance(node, exp.Between):
             field = self.field(node.this, array=False)
             return f"({field} >= {_literal(node.args['low'])}) and ({field} <= {_literal(node.args['high'])})"
         raise FilterError(f"Milvus filters cannot express {self.shown(node)!r}", hint=HINT)
 
     def field(self, node: exp.Expression, *, array: bool | None = None) -> str:
-        node = _unwrapped(node)
+        node = node.unnest()
         if not self.is_field(node):
             raise FilterError(f"{self.shown(node)!r} is not a collection field", hint=HINT)
         if node.name not in COLLECTION_FIELDS:
@@ -113,7 +107,7 @@ class _Translator:
         return node.name
 
     def reference(self, node: exp.Expression) -> str | None:
-        node = _unwrapped(node)
+        node = node.unnest()
         return self.references.get(node.name) if isinstance(node, exp.Column) else None
 
     def in_list(self, field: str, items: list[str], negated: bool = False) -> str:
@@ -134,9 +128,9 @@ class _Translator:
         return isinstance(node, exp.Column) and not node.name.startswith(_PLACEHOLDER)
 
     def comparison(self, node: exp.Expression) -> str:
-        kind, left, right = type(node), _unwrapped(node.this), _unwrapped(node.expression)
+        kind, left, right = type(node), node.this.unnest(), node.expression.unnest()
         if not self.is_field(left):
-            kind, left, right = _FLIPPED[kind], right, left
+            kind, left, right = FLIPPED[kind], right, left
         if not self.is_field(left):
             raise FilterError(f"{self.shown(node)!r} compares no collection field with a value", hint=HINT)
         field = self.field(left, array=kind in (exp.EQ, exp.NEQ))
@@ -160,5 +154,5 @@ class _Translator:
             if reference is not None:
                 items += [_string_literal(v) for v in self.values(field, reference)]
             else:
-                items.append(_literal(_unwrapped(item)))
+                items.append(_literal(item.unnest()))
         return self.in_list(field, items)
