@@ -443,9 +443,28 @@ def test_a_statement_that_matches_nothing_is_rewritten_with_the_category_values(
     [*_, executed] = [s for s in result.steps if s.name == "sql.execute"]
     assert "segment = 'enterprise' -> 'Enterprise'" in executed.attributes["lakeplanner.dataops.edits"]
     first_prompt = llm.backend.calls[0][0][0].content
-    values = next(line for line in first_prompt.splitlines() if line.startswith("customers.segment: "))
-    assert values.startswith("customers.segment: Enterprise")  # the value the sub-question names comes first
+    values = [line for line in first_prompt.splitlines() if line.startswith("customers.")]
+    assert values == ["customers.segment: Enterprise"]  # only the value the sub-question names
     assert "matched nothing" in llm.backend.calls[1][0][-1].content
+
+
+def test_after_a_miss_the_values_of_the_filtered_column_are_told_and_counted(sample_lake):
+    lake, _ = sample_lake
+    plan = Plan(
+        question="q",
+        nodes=(node("$var_1", "sql", "customers", "how many big accounts are there", should_expose_answer=True),),
+    )
+    miss = {"sql": "SELECT count(*) AS n FROM customers WHERE segment = 'Big accounts' HAVING count(*) > 0"}
+    hit = {"sql": "SELECT count(*) AS n FROM customers WHERE segment = 'Enterprise'"}
+    llm = scripted(sql=[miss, hit])
+    [result] = Executor(lake, llm, SERIAL).run(plan)
+    assert result.ok and result.rows[0]["n"] == 14
+    first, second = (call[0] for call in llm.backend.calls)
+    assert "customers.segment:" not in first[0].content  # the sub-question names no segment
+    told = next(line for line in second[-1].content.splitlines() if line.startswith("customers.segment: "))
+    assert "Enterprise" in told.split(": ", 1)[1].split(" | ")
+    shown = [s.attributes["lakeplanner.llm.data_chars"] for s in result.steps if s.name.startswith("chat ")]
+    assert shown[1] - shown[0] == len(told.split(": ", 1)[1])
 
 
 def test_an_earlier_searchs_answer_is_search_text_unless_it_names_a_document(sample_lake):

@@ -164,15 +164,15 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     feedback = None
     sql = node.sql
     categories = sqlnode.category_values(lake, contract, tables, node.question)
+    named = sqlnode.named_values(categories, node.question)
+    told = 0  # characters of held values the feedback shows
     bindings = bound_values(node, inputs)
     bound_literals = {str(v) for columns in bindings.values() for values in columns.values() for v in values}
     for attempt in range(settings.sql_retries + 1):
         if sql is None or feedback is not None:
-            messages = sqlnode.sql_messages(node, contract, tables, bound, feedback, categories)
+            messages = sqlnode.sql_messages(node, contract, tables, bound, feedback, named)
             # bound values stay out of the prompt; example and category values are lake data shown
-            shown = sqlnode.examples_chars(contract, tables) + sum(
-                len(" | ".join(v[: sqlnode.SHOWN_CATEGORY_VALUES])) for v in categories.values()
-            )
+            shown = sqlnode.examples_chars(contract, tables) + sqlnode.values_chars(named) + told
             sql = recorder.complete(
                 services.llm, "sql.write", messages, sqlnode.SqlDraft, max_tokens=300, data_chars=shown
             ).value.sql
@@ -186,14 +186,12 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             attempted = {"lakeplanner.sql.attempt": attempt + 1, "lakeplanner.dataops.edits": "; ".join(edits)}
             scan = run_statement(engine, statement, recorder, **attempted)
         except (sqlnode.SqlError, sqlnode.SqlRuntimeError) as e:
-            feedback = e.message
+            feedback, told = e.message, 0
             result.advice.append(f"attempt {attempt + 1}: {e.message}")
             continue
         if attempt < settings.sql_retries and matches_nothing(scan.table) and not node.references():
-            feedback = (
-                "the statement ran but matched nothing (no rows, or only NULL values): filter on values "
-                "exactly as listed under Values, or use ILIKE '%word%'"
-            )
+            held = sqlnode.filtered_values(written, categories)
+            feedback, told = sqlnode.nothing_matched(held), sqlnode.values_chars(held)
             result.advice.append(f"attempt {attempt + 1}: {feedback}")
             continue
         rows, row_keys, total = rows_and_keys(scan.table, settings.row_cap)

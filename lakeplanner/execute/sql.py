@@ -21,8 +21,10 @@ from sqlglot.optimizer.qualify import qualify
 from lakeplanner.contract.models import Contract, FieldType
 from lakeplanner.errors import EngineError, LakeplannerError
 from lakeplanner.execute.arithmetic import YEAR_COLUMNS
+from lakeplanner.execute.compare import content_words
 from lakeplanner.execute.results import SqlRun
 from lakeplanner.llm.base import Message, system, user
+from lakeplanner.plan.cache import stem
 from lakeplanner.plan.model import REFERENCE, PlanNode
 
 ROW_LIMIT = 200
@@ -115,6 +117,49 @@ def category_values(lake, contract: Contract, tables: Sequence[str], question: s
             values.sort(key=lambda v: -len(wanted & words(v)))
             shown[f"{name}.{column}"] = values
     return shown
+
+
+def named_values(categories: dict[str, list[str]], question: str) -> dict[str, list[str]]:
+    """The category values the SQL prompt lists: those sharing a content word with the sub-question.
+    The others are lake data the LLM need not see: fix_category_literals still knows them, and a
+    statement that matches nothing is told the values of the columns it filtered on."""
+    asked = content_stems(question)
+    shown = {column: [v for v in values if asked & content_stems(v)] for column, values in categories.items()}
+    return {column: values[:SHOWN_CATEGORY_VALUES] for column, values in shown.items() if values}
+
+
+def filtered_values(statement: exp.Select, categories: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The values held by the category columns the statement compares with a string."""
+    filtered = {
+        column.name
+        for condition in statement.find_all(exp.EQ, exp.In, exp.Like, exp.ILike)
+        if any(literal.is_string for literal in condition.find_all(exp.Literal))
+        for column in condition.find_all(exp.Column)
+    }
+    return {
+        key: values[:SHOWN_CATEGORY_VALUES] for key, values in categories.items() if key.split(".", 1)[1] in filtered
+    }
+
+
+def values_block(values: dict[str, list[str]]) -> str:
+    return "\n".join(f"{column}: " + " | ".join(held) for column, held in values.items())
+
+
+def values_chars(values: dict[str, list[str]]) -> int:
+    return sum(len(" | ".join(held)) for held in values.values())
+
+
+def nothing_matched(held: dict[str, list[str]]) -> str:
+    """Feedback for a statement that ran but matched nothing, with the values its filters could use."""
+    said = "the statement ran but matched nothing (no rows, or only NULL values): "
+    if not held:
+        return said + "filter on values as the columns hold them (see Values, when listed), or use ILIKE '%word%'"
+    told = values_block(held)
+    return said + f"the columns it filters on hold\n{told}\nfilter on these exactly, or use ILIKE '%word%'"
+
+
+def content_stems(text: str) -> set[str]:
+    return {stem(w) for w in content_words(text)}
 
 
 def closest_value(literal: str, values: Sequence[str]) -> str | None:
@@ -220,7 +265,8 @@ def sql_messages(
     feedback: str | None = None,
     categories: dict[str, list[str]] | None = None,
 ) -> list[Message]:
-    """bound: `$var_n.column` -> number of values it holds (the values stay out of the prompt)."""
+    """bound: `$var_n.column` -> number of values it holds (the values stay out of the prompt);
+    categories: the values to list, as named_values chose them."""
     ask = f"Sub-question: {node.question}"
     if node.returns:
         ask += f"\nReturn at least: {', '.join(node.returns)}"
@@ -228,8 +274,7 @@ def sql_messages(
         ask += "\nBound values: " + "; ".join(f"{ref} holds {n} value(s)" for ref, n in bound.items())
     catalog = schema_block(contract, tables)
     if categories:
-        shown = (f"{c}: " + " | ".join(v[:SHOWN_CATEGORY_VALUES]) for c, v in categories.items())
-        catalog += "\nValues:\n" + "\n".join(shown)
+        catalog += "\nValues:\n" + values_block(categories)
     messages = [system(SQL_INSTRUCTIONS + "\n\nTables:\n" + catalog), user(ask)]
     if feedback:
         messages.append(user(f"The previous statement failed: {feedback}\nWrite a corrected statement."))
