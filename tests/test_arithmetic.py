@@ -42,3 +42,25 @@ def test_two_values_for_one_year_are_ambiguous():
     ]
     assert values_by_year(mixed) is None
     assert year_arithmetic("What was the change from 2018 to 2019?", mixed) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "years"),
+    [
+        ("What is the revenue in 2019 and 2018 respectively?", [2019, 2018]),
+        ("What is the EPS for fiscal years 2019 to 2017 respectively?", [2019, 2018, 2017]),
+        ("What was the change in Other from 2017 to 2019?", []),  # arithmetic, not a list
+        ("What was Other in 2019 and 2018?", []),  # nothing asks for a list
+    ],
+)
+def test_a_per_year_list_names_its_years_in_order(question, years):
+    from lakeplanner.execute.arithmetic import asks_per_year, listed_years
+
+    assert (listed_years(question) if asks_per_year(question) else []) == years
+
+
+def test_per_year_values_need_every_listed_year():
+    from lakeplanner.execute.arithmetic import per_year_values
+
+    assert per_year_values("Other in 2018 and 2019, respectively?", BY_YEAR) == [56.7, 44.1]
+    assert per_year_values("Other in 2017 and 2019, respectively?", BY_YEAR) is None

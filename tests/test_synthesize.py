@@ -258,3 +258,70 @@ def test_a_value_the_statement_repeated_on_every_row_is_the_answer():
     llm = llm_saying(answer="0", sentence="No change.", sources=["R1"], abstain=False)
     answer = synthesize("What was the change in Other?", [repeated], llm, Recorder())
     assert answer.value == "2.10" and answer.confidence > 0.9
+
+
+COMPONENTS = NodeResult(
+    label="$var_1",
+    tool="sql",
+    source="cash_flows",
+    question="net cash flows by activity",
+    exposed=True,
+    rows=[{"item": "Operating activities"}, {"item": "Investing activities"}, {"item": "Financing activities"}],
+    rows_total=3,
+)
+
+
+def test_a_list_question_answers_with_one_grounded_item_per_value():
+    said = ["Operating activities", "Investing activities", "Financing activities"]
+    answer = synthesize(
+        "What are the components of net cash flows?",
+        [COMPONENTS],
+        llm_saying(answer=said, sentence="Three."),
+        Recorder(),
+    )
+    assert answer.items == said and answer.value == "; ".join(said) and answer.confidence == 1.0
+
+
+def test_a_single_value_question_keeps_the_first_item_and_a_plain_string_is_one_item():
+    listed = synthesize(
+        "What is the first activity?", [COMPONENTS], llm_saying(answer=["Operating activities", "x"]), Recorder()
+    )
+    assert listed.items == ["Operating activities"]
+    plain = synthesize(
+        "What is the first activity?", [COMPONENTS], llm_saying(answer="Investing activities"), Recorder()
+    )
+    assert plain.items == ["Investing activities"]
+
+
+def test_a_list_with_an_item_no_result_holds_abstains():
+    said = ["Operating activities", "Tax activities"]
+    answer = synthesize("What are the components of net cash flows?", [COMPONENTS], llm_saying(answer=said), Recorder())
+    assert answer.abstained and "Tax activities" in answer.reason
+
+
+def test_respective_values_of_named_years_are_listed_in_the_order_asked_whatever_the_llm_says():
+    rows = [{"year": 2019, "value": 1609000.0}, {"year": 2018, "value": 1164000.0}, {"year": 2017, "value": 9.0}]
+    taxes = NodeResult(label="$var_1", tool="sql", source="taxes", question="tax", exposed=True, rows=rows)
+    question = "What are the respective values of income tax expense in 2018 and 2019?"
+    answer = synthesize(question, [taxes], llm_saying(answer=["1164000.0"], sentence="It was 1164000."), Recorder())
+    assert answer.items == ["1,164,000", "1,609,000"]
+    assert answer.text == f"{question.rstrip('?')}: 1,164,000, 1,609,000."
+
+
+@pytest.mark.parametrize(
+    ("question", "said", "item"),
+    [
+        (
+            "What does the table show?",
+            "The table shows the reconciliation of liabilities.",
+            "the reconciliation of liabilities.",
+        ),
+        ("What does the plan allow?", "the plan allowed: early exercise", "early exercise"),
+        ("What does the table show?", "The table", "The table"),  # nothing would be left
+        ("What is shown?", "The table shows X", "The table shows X"),
+    ],
+)
+def test_an_answer_that_restates_the_question_keeps_what_follows(question, said, item):
+    from lakeplanner.execute.synthesize import unrestated
+
+    assert unrestated(question, said) == item

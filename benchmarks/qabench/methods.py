@@ -83,7 +83,7 @@ class OnePassPlanner:
 
 def answer_outcome(answer) -> Outcome:
     return Outcome(
-        value=None if answer.abstained else answer.value,
+        value=None if answer.abstained else (answer.items or answer.value),
         abstained=answer.abstained,
         reason=answer.reason,
         data_chars=answer.data_chars,

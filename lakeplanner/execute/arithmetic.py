@@ -3,7 +3,8 @@
 Question-type templates (seed 002 §3.5): a change, a percentage change, an average or a ratio over the
 years a question names, from one value per year in the results. "The change in X from 2018 to 2019" with rows
 (2019, 1.6) and (2018, 1.2) is `1.6 - 1.2` whatever the LLM wrote. A template applies only when every
-named year has exactly one value; otherwise synthesis keeps the LLM's calculation.
+named year has exactly one value; otherwise synthesis keeps the LLM's calculation. "X in 2019 and 2018
+respectively" is the list of those values in the order the question names the years.
 
 Derivations: a number the LLM computed anyway (302 - 148 written as 154) is traced to a simple
 expression over two cells, which the evaluator then redoes.
@@ -23,6 +24,12 @@ _PERCENT_CHANGE = re.compile(r"percent(?:age)?\s+(?:change|increase|decrease|gro
 _CHANGE = re.compile(r"\b(?:change|increase|decrease|difference|grow|growth|decline)\b", re.I)
 _AVERAGE = re.compile(r"\b(?:average|mean)\b", re.I)
 _RATIO = re.compile(r"\bratio\b", re.I)
+_YEAR_RANGE = re.compile(r"\b((?:19|20)\d{2})\s+(?:to|through|-)\s+((?:19|20)\d{2})\b")
+_SEVERAL = re.compile(
+    r"\brespective(?:ly)?\b|\bcomponents\b|\b(?:which|what|the) years\b|\beach\b|\btypes\b|\bcompris|\blisted\b"
+    r"|\bregions\b",
+    re.I,
+)
 YEAR_COLUMNS = ("year", "fiscal_year", "period")
 DERIVATIONS: tuple[tuple[str, Callable[[float, float], float]], ...] = (
     ("{a} - {b}", lambda a, b: a - b),
@@ -33,10 +40,27 @@ DERIVATIONS: tuple[tuple[str, Callable[[float, float], float]], ...] = (
     ("({a} + {b}) / 2", lambda a, b: (a + b) / 2),
 )
 MAX_OPERANDS = 40
+MAX_SPANNED = 10
 
 
 def named_years(text: str) -> list[int]:
     return list(dict.fromkeys(int(y) for y in _YEAR.findall(text)))
+
+
+def listed_years(text: str) -> list[int]:
+    """The years a list question names, in its order; "2019 to 2017" lists 2019, 2018 and 2017."""
+    return named_years(_YEAR_RANGE.sub(lambda m: " ".join(map(str, spanned(int(m[1]), int(m[2])))), text))
+
+
+def spanned(first: int, last: int) -> list[int]:
+    if abs(last - first) > MAX_SPANNED:
+        return [first, last]
+    return list(range(first, last + 1) if last >= first else range(first, last - 1, -1))
+
+
+def asks_several(question: str) -> bool:
+    """The question wants a list: respective values, components, the years of a table, each quarter."""
+    return bool(_SEVERAL.search(question))
 
 
 def is_number(value: object) -> bool:
@@ -90,6 +114,29 @@ def template_for(question: str) -> Callable[[float, float], str] | None:
 def asks_year_arithmetic(question: str) -> bool:
     """A change, percentage change, average or ratio over exactly two named years."""
     return len(named_years(question)) == 2 and (template_for(question) is not None or bool(_RATIO.search(question)))
+
+
+def asks_per_year(question: str) -> bool:
+    """One value for each of several named years, as a list ("X in 2019 and 2018 respectively")."""
+    return asks_several(question) and len(listed_years(question)) >= 2 and not asks_year_arithmetic(question)
+
+
+def years_asked(question: str) -> list[int]:
+    """The years a templated answer needs one value each for: two for arithmetic, the listed ones for a
+    per-year list; none for other questions."""
+    if asks_year_arithmetic(question):
+        return named_years(question)
+    return listed_years(question) if asks_per_year(question) else []
+
+
+def per_year_values(question: str, results: list[NodeResult]) -> list[float] | None:
+    """The values a per-year question asks for, in the order it names the years; None when a year has
+    no single value in the results."""
+    if not asks_per_year(question):
+        return None
+    values = values_by_year(results)
+    years = listed_years(question)
+    return [values[y] for y in years] if values and all(y in values for y in years) else None
 
 
 def year_arithmetic(question: str, results: list[NodeResult]) -> str | None:

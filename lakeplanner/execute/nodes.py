@@ -11,7 +11,7 @@ import pyarrow as pa
 from lakeplanner.contract.links import DocumentIndex
 from lakeplanner.errors import EngineError, LakeplannerError, LLMUnavailableError
 from lakeplanner.execute import sql as sqlnode
-from lakeplanner.execute.arithmetic import asks_year_arithmetic, named_years, values_by_year, year_of
+from lakeplanner.execute.arithmetic import values_by_year, year_of, years_asked
 from lakeplanner.execute.engines import get_engine
 from lakeplanner.execute.hseq import Budget, package
 from lakeplanner.execute.results import NodeResult
@@ -119,14 +119,14 @@ def run_statement(engine, statement, recorder: Recorder, **attributes):
 
 
 def add_year_values(question, written, result: NodeResult, engine, schema, keys, settings, recorder) -> None:
-    """A change, percentage change, average or ratio over two named years is computed by its template from
-    one value per year (execute/arithmetic.py). When the statement the LLM wrote does not show them
-    (it computed the change itself, or summed both years into each row), the engine is asked for them:
-    the same filters, the year column and the value column, for the named years. Their rows join the
-    node's, cited like them."""
-    if not asks_year_arithmetic(question):
+    """A change, percentage change, average or ratio over two named years, or a list of values for named
+    years, is answered by its template from one value per year (execute/arithmetic.py). When the statement
+    the LLM wrote does not show them (it computed the change itself, or summed both years into each row),
+    the engine is asked for them: the same filters, the year column and the value column, for the named
+    years. Their rows join the node's, cited like them."""
+    years = years_asked(question)
+    if not years:
         return
-    years = named_years(question)
     if all(y in (values_by_year([result]) or {}) for y in years):
         return
     lookup = sqlnode.year_values_statement(written, schema.tables, years)

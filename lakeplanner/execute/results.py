@@ -101,7 +101,8 @@ class Citation(BaseModel):
 
 class Answer(BaseModel):
     question: str
-    value: str | None = None
+    value: str | None = None  # the items joined with "; "
+    items: list[str] = Field(default_factory=list)  # one per value asked for (a list question has several)
     text: str = ""
     citations: list[Citation] = Field(default_factory=list)
     confidence: float = 0.0

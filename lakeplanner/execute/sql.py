@@ -43,8 +43,9 @@ below. Use only these tables and columns. Join only along the listed joins. When
 mentions $var_N.column, those are values computed earlier: write them literally, as in \
 `WHERE customer_id IN ($var_1.customer_id)`; never invent their values. Return the columns that \
 answer the sub-question (and the listed `returns` columns). Text comparisons are case-sensitive: use \
-ILIKE for names. For a change or difference between years or items, select the rows of both with the \
-year or item and the value (`WHERE year IN (2018, 2019)`); the arithmetic is done later. Reply with JSON \
+ILIKE for names. For a change or difference between years or items, or the values of several years, \
+select the rows of each with the year or item and the value (`WHERE year IN (2018, 2019)`); the arithmetic \
+is done later. Reply with JSON \
 {"sql": "..."}."""
 
 

@@ -8,13 +8,14 @@ import math
 import re
 import time
 from collections.abc import Callable
+from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 from simpleeval import InvalidExpression, SimpleEval
 
 from lakeplanner.contract.models import Contract
 from lakeplanner.errors import LakeplannerError
-from lakeplanner.execute.arithmetic import derivation, year_arithmetic
+from lakeplanner.execute.arithmetic import asks_several, derivation, per_year_values, year_arithmetic
 from lakeplanner.execute.compare import compared
 from lakeplanner.execute.results import Answer, Citation, NodeResult
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
@@ -31,6 +32,7 @@ _CONSTANTS = re.compile(r"\*\s*100\b|/\s*2\b")  # a percentage's 100 and a mean'
 Mentions = Callable[[list[str]], "set[str] | None"]
 ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on | for | in | at |\?|$)", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_WHAT_DOES = re.compile(r"^\s*what (?:does|do|did) (?P<subject>.+?) (?P<verb>[a-z]+)\s*\??\s*$", re.I)
 # words that ask to compute, explain or name ("the change in revenue", "the percentage constitution of
 # X in Y", "the reason for the decline", "the name of the song"), name the reporting entity ("the
 # company") or qualify the ask ("the respective values"), not an attribute the lake must hold
@@ -67,18 +69,22 @@ PREPOSITIONS = {
 
 SYNTHESIS_INSTRUCTIONS = """You answer a question about a data lake from the results below, and from \
 nothing else. Rows are numbered R1, R2, ... and document passages E1, E2, .... Reply with JSON: \
-answer (the short value: a name, id, number, date, list or phrase, copied as written in the results), \
+answer (the short value as a list: one item, a name, id, number, date or phrase copied as written in \
+the results; one item per value when the question asks for several, in the order it names them), \
 sentence (one sentence that answers the question), sources (the R and E numbers you used), \
 calculation (only when the answer needs arithmetic on numbers in the results: the expression, e.g. \
 "1250.5 - 300"; a change from A to B is B - A, a percentage change (B - A) / A * 100; leave answer empty, \
-it will be computed for you), abstain (true when the results do \
-not contain what the question asks) and reason (why, when you abstain)."""
+it will be computed for you), abstain (true when the results do not contain what the question asks) and \
+reason (why, when you abstain)."""
 
 
 class Draft(BaseModel):
-    """answer, sentence, sources and abstain are required: constrained decoding must write them."""
+    """answer, sentence, sources and abstain are required: constrained decoding must write them.
+    An answer written as one string (an endpoint without constrained decoding) is one item."""
 
-    answer: clipped(300)
+    answer: Annotated[list[clipped(300)], BeforeValidator(lambda v: [v] if isinstance(v, str) else v)] = Field(
+        max_length=12
+    )
     sentence: clipped(400)
     sources: list[str] = Field(max_length=12)
     abstain: bool
@@ -297,36 +303,43 @@ def synthesize(
         value = fallback_value(exposed)
         if value is None:
             return abstain(answer, f"no answer could be written: {e.message}", started)
-        draft = Draft(answer=value, sentence=value, sources=[], abstain=False)
+        draft = Draft(answer=[value], sentence=value, sources=[], abstain=False)
     templated = year_arithmetic(question, exposed)
+    listed = per_year_values(question, exposed)
     comparison = compared(question, exposed)
-    if draft.abstain and templated is None and comparison is None:
+    if draft.abstain and templated is None and listed is None and comparison is None:
         return abstain(answer, draft.reason or "the results do not contain the answer", started)
-    value, calculated = draft.answer.strip(), ""
+    items, calculated = answer_items(question, draft.answer), ""
     if templated is not None:
-        value, calculated = format_number(evaluate(templated)), templated
-        if draft.abstain or value not in draft.sentence:  # the LLM's sentence would state another number
-            draft = draft.model_copy(update={"sentence": f"{question.rstrip('?')}: {value}.", "abstain": False})
+        items, calculated = [format_number(evaluate(templated))], templated
+        if draft.abstain or items[0] not in draft.sentence:  # the LLM's sentence would state another number
+            draft = draft.model_copy(update={"sentence": f"{question.rstrip('?')}: {items[0]}.", "abstain": False})
+    elif listed is not None:  # one cell per year, in the order the question names the years
+        items = [format_number(v) for v in listed]
+        if draft.abstain or not all(i in draft.sentence for i in items):
+            stated = f"{question.rstrip('?')}: {', '.join(items)}."
+            draft = draft.model_copy(update={"sentence": stated, "abstain": False})
     elif comparison is not None:  # decided over what each step read; every passage shown is cited
-        value = comparison.value
-        sentence = f"{value.capitalize()} ({comparison.sentence})."
+        items = [comparison.value]
+        sentence = f"{comparison.value.capitalize()} ({comparison.sentence})."
         draft = draft.model_copy(update={"sentence": sentence, "sources": [], "abstain": False})
     elif draft.calculation.strip():
         try:
-            value, calculated = format_number(evaluate(draft.calculation)), draft.calculation
+            items, calculated = [format_number(evaluate(draft.calculation))], draft.calculation
         except LakeplannerError as e:
             return abstain(answer, e.message, started)
-    c_ground = grounding(value, exposed, calculated)
-    if c_ground == 0.0 and (derived := derivation(numbers_in(normalised(value)), exposed)) is not None:
-        value, calculated = format_number(evaluate(derived)), derived  # its arithmetic, redone by the evaluator
-        c_ground = grounding(value, exposed, calculated)
+    c_ground = min((grounding(item, exposed, calculated) for item in items), default=0.0)
+    if c_ground == 0.0 and (derived := derivation(numbers_in(normalised("; ".join(items))), exposed)) is not None:
+        items, calculated = [format_number(evaluate(derived))], derived  # its arithmetic, redone by the evaluator
+        c_ground = grounding(items[0], exposed, calculated)
     if c_ground == 0.0 and (cell := fallback_value(exposed)) is not None:
         description = next((r.answer_description for r in exposed if r.answer_description), None) or "Answer"
-        value, c_ground, calculated = cell, 1.0, ""
+        items, c_ground, calculated = [cell], 1.0, ""
         draft = draft.model_copy(update={"sentence": f"{description}: {cell}."})
+    value = "; ".join(items)
     if c_ground == 0.0:
         return abstain(answer, f"the answer {value!r} is not supported by the retrieved rows or passages", started)
-    answer.value = value
+    answer.value, answer.items = value, items
     answer.text = draft.sentence or value
     if calculated:
         answer.text += f" (computed: {calculated} = {value})"
@@ -334,6 +347,22 @@ def synthesize(
     answer.confidence = composite_confidence(results, c_ground)
     answer.timings["synthesis_s"] = time.perf_counter() - started
     return answer
+
+
+def answer_items(question: str, written: list[str]) -> list[str]:
+    """The LLM's items, blank and repeated ones dropped, without a restated question ("The table shows
+    X" to "what does the table show?" is X); only the first when the question asks for one value."""
+    items = list(dict.fromkeys(unrestated(question, item) for item in written if item.strip()))
+    return items if asks_several(question) else items[:1]
+
+
+def unrestated(question: str, item: str) -> str:
+    asked = _WHAT_DOES.match(question)
+    if asked is None:
+        return item.strip()
+    said = re.compile(rf"{re.escape(asked['subject'])}\s+{re.escape(asked['verb'])}(?:s|es|ed|d)?\b[\s:,]*", re.I)
+    rest = said.sub("", item.strip(), count=1) if said.match(item.strip()) else item.strip()
+    return rest or item.strip()
 
 
 def abstain(answer: Answer, reason: str, started: float) -> Answer:
