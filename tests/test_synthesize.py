@@ -42,8 +42,15 @@ PASSAGE = NodeResult(
 )
 
 
+def llm_drafting(*drafts):
+    return LLM(
+        FakeBackend([json.dumps({"answer": "", "sentence": "", "sources": [], "abstain": False, **d}) for d in drafts])
+    )
+
+
 def llm_saying(**draft):
-    return LLM(FakeBackend([json.dumps({"answer": "", "sentence": "", "sources": [], "abstain": False, **draft})]))
+    """The same draft each time it is asked (a first draft and its repair)."""
+    return llm_drafting(draft, draft)
 
 
 def test_a_cell_value_is_cited_by_row_key_and_snapshot():
@@ -325,3 +332,23 @@ def test_an_answer_that_restates_the_question_keeps_what_follows(question, said,
     from lakeplanner.execute.synthesize import unrestated
 
     assert unrestated(question, said) == item
+
+
+def test_an_unsupported_answer_is_repaired_once_with_the_reason():
+    share = NodeResult(
+        label="$var_1",
+        tool="sql",
+        source="gains",
+        question="unrealized gains",
+        exposed=True,
+        rows=[{"item": "U.S. government obligations", "value": 12.0}, {"item": "Total", "value": 400.0}],
+    )
+    llm = llm_drafting(
+        {"answer": "10.5%", "sentence": "10.5% of the total."},
+        {"answer": "", "sentence": "3% of the total.", "calculation": "12 / 400 * 100", "sources": ["R1", "R2"]},
+    )
+    question = "What percentage of the total unrealized gain is from U.S. government obligations?"
+    answer = synthesize(question, [share], llm, Recorder())
+    assert answer.value == "3" and "12 / 400 * 100" in answer.text and answer.confidence == 1.0
+    first, repair = (call[0] for call in llm.backend.calls)
+    assert repair[: len(first)] == first and "'10.5%' is not supported" in repair[-1].content

@@ -8,6 +8,7 @@ import math
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, Field
@@ -20,10 +21,11 @@ from lakeplanner.execute.compare import compared
 from lakeplanner.execute.results import Answer, Citation, NodeResult
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.lineage.steps import Recorder
-from lakeplanner.llm.base import LLM, Message, clipped, system, user
+from lakeplanner.llm.base import LLM, Message, assistant, clipped, system, user
 from lakeplanner.plan.extension import sufficiency
 
 ROWS_SHOWN = 20
+SYNTHESIS_ATTEMPTS = 2  # a first draft and one repair
 CELL_CHARS = 120
 SNIPPET_SHOWN = 500
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
@@ -295,20 +297,52 @@ def synthesize(
     if missing:
         return abstain(answer, f"nothing in the lake mentions {', '.join(missing)}", started)
     block, index = numbered_results(exposed)
-    try:
-        draft: Draft = recorder.complete(
-            llm, "synthesize", synthesis_messages(question, block), Draft, max_tokens=260
-        ).value
-    except LakeplannerError as e:
-        value = fallback_value(exposed)
-        if value is None:
-            return abstain(answer, f"no answer could be written: {e.message}", started)
-        draft = Draft(answer=[value], sentence=value, sources=[], abstain=False)
+    messages = synthesis_messages(question, block)
+    for attempt in range(SYNTHESIS_ATTEMPTS):
+        try:
+            draft: Draft = recorder.complete(
+                llm, "synthesize" if attempt == 0 else "synthesize.repair", messages, Draft, max_tokens=260
+            ).value
+        except LakeplannerError as e:
+            value = fallback_value(exposed)
+            if value is None:
+                return abstain(answer, f"no answer could be written: {e.message}", started)
+            draft = Draft(answer=[value], sentence=value, sources=[], abstain=False)
+        outcome = settle(question, draft, exposed)
+        if outcome.c_ground > 0.0 or not outcome.repairable:
+            break
+        messages = [*messages, assistant(draft.model_dump_json()), user(repair_request(outcome.failure))]
+    if outcome.c_ground == 0.0:
+        return abstain(answer, outcome.failure, started)
+    answer.value, answer.items = "; ".join(outcome.items), outcome.items
+    answer.text = outcome.draft.sentence or answer.value
+    if outcome.calculated:
+        answer.text += f" (computed: {outcome.calculated} = {answer.value})"
+    answer.citations = citations_for(outcome.draft.sources, index, exposed)
+    answer.confidence = composite_confidence(results, outcome.c_ground)
+    answer.timings["synthesis_s"] = time.perf_counter() - started
+    return answer
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A draft turned into the answer's items: computed, templated or copied, and how well grounded.
+    c_ground 0.0 is a failure; `repairable` when re-asking with the failure may help."""
+
+    items: list[str]
+    draft: Draft
+    c_ground: float = 0.0
+    calculated: str = ""
+    failure: str = ""
+    repairable: bool = False
+
+
+def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
     templated = year_arithmetic(question, exposed)
     listed = per_year_values(question, exposed)
     comparison = compared(question, exposed)
     if draft.abstain and templated is None and listed is None and comparison is None:
-        return abstain(answer, draft.reason or "the results do not contain the answer", started)
+        return Settled([], draft, failure=draft.reason or "the results do not contain the answer")
     items, calculated = answer_items(question, draft.answer), ""
     if templated is not None:
         items, calculated = [format_number(evaluate(templated))], templated
@@ -327,7 +361,7 @@ def synthesize(
         try:
             items, calculated = [format_number(evaluate(draft.calculation))], draft.calculation
         except LakeplannerError as e:
-            return abstain(answer, e.message, started)
+            return Settled([], draft, failure=e.message, repairable=True)
     c_ground = min((grounding(item, exposed, calculated) for item in items), default=0.0)
     if c_ground == 0.0 and (derived := derivation(numbers_in(normalised("; ".join(items))), exposed)) is not None:
         items, calculated = [format_number(evaluate(derived))], derived  # its arithmetic, redone by the evaluator
@@ -336,17 +370,21 @@ def synthesize(
         description = next((r.answer_description for r in exposed if r.answer_description), None) or "Answer"
         items, c_ground, calculated = [cell], 1.0, ""
         draft = draft.model_copy(update={"sentence": f"{description}: {cell}."})
-    value = "; ".join(items)
     if c_ground == 0.0:
-        return abstain(answer, f"the answer {value!r} is not supported by the retrieved rows or passages", started)
-    answer.value, answer.items = value, items
-    answer.text = draft.sentence or value
-    if calculated:
-        answer.text += f" (computed: {calculated} = {value})"
-    answer.citations = citations_for(draft.sources, index, exposed)
-    answer.confidence = composite_confidence(results, c_ground)
-    answer.timings["synthesis_s"] = time.perf_counter() - started
-    return answer
+        said = "; ".join(items) or draft.calculation
+        failure = f"the answer {said!r} is not supported by the retrieved rows or passages"
+        return Settled(items, draft, failure=failure, repairable=True)
+    return Settled(items, draft, c_ground, calculated)
+
+
+def repair_request(failure: str) -> str:
+    """What the LLM is told when its answer could not be used (DataOps repair of the final step)."""
+    return (
+        f"That answer cannot be used: {failure}. Copy the answer exactly as a row or passage writes it. "
+        "When it needs arithmetic, write the expression over numbers copied from the results in calculation "
+        '(a share of a total: "part / total * 100") and leave answer empty. Abstain when the results do '
+        "not hold it."
+    )
 
 
 def answer_items(question: str, written: list[str]) -> list[str]:
