@@ -572,6 +572,8 @@ def report_lake(tmp_path_factory):
         # the change computed in scalar subqueries, one row per table row
         "SELECT (SELECT value FROM sales WHERE line_item = 'Fixed Price' AND year = 2019) - "
         "(SELECT value FROM sales WHERE line_item = 'Fixed Price' AND year = 2018) AS change FROM sales",
+        # one year's column picked by its label: the label names a year, so the lookup drops that filter
+        "SELECT value, year FROM sales WHERE line_item = 'Fixed Price' AND column_label = '2019'",
     ],
 )
 def test_a_year_change_is_computed_from_one_value_per_named_year_whatever_sql_the_llm_wrote(report_lake, written):

@@ -20,7 +20,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from lakeplanner.contract.models import Contract, FieldType
 from lakeplanner.errors import EngineError, LakeplannerError
-from lakeplanner.execute.arithmetic import YEAR_COLUMNS
+from lakeplanner.execute.arithmetic import YEAR_COLUMNS, named_years
 from lakeplanner.execute.compare import content_words
 from lakeplanner.execute.results import SqlRun
 from lakeplanner.llm.base import Message, system, user
@@ -226,11 +226,11 @@ def group_compared_values(statement: exp.Select, keep: set[str] = frozenset()) -
 def year_values_statement(
     statement: exp.Select, tables: dict[str, dict[str, FieldType]], years: Sequence[int]
 ) -> exp.Select | None:
-    """For a question over two named years ("the change in X from 2018 to 2019"): one value per
-    year of what the statement filters on. The statement's string filters on its one table (wherever
-    they sit, subqueries too) are kept, its year filter becomes the named years, and it selects the year
-    column and the one numeric column it reads. None when it reads several tables, several numeric
-    columns, or filters on no item."""
+    """For a question over named years ("the change in X from 2018 to 2019", "X in 2019 and 2018
+    respectively"): one value per year of what the statement filters on. The statement's string filters
+    on its one table (wherever they sit, subqueries too) are kept, except on a label that names a year; its
+    year filter becomes the named years, and it selects the year column and the one numeric column it
+    reads. None when it reads several tables, several numeric columns, or filters on no item."""
     read = {t.name for t in statement.find_all(exp.Table)}
     if len(read) != 1:
         return None
@@ -249,7 +249,9 @@ def year_values_statement(
         sides = [condition.this, condition.expression]
         column = next((c for c in sides if isinstance(c, exp.Column)), None)
         literal = next((c for c in sides if isinstance(c, exp.Literal) and c.is_string), None)
-        if column is not None and literal is not None and column.name in columns and column.name != year:
+        if column is None or literal is None or column.name not in columns or column.name == year:
+            continue
+        if not named_years(literal.this):  # a label naming a year ('June 1, 2019') selects a year, not the item
             filters.setdefault(column.name, set()).add(literal.this)
     if not filters or any(len(values) > 1 for values in filters.values()):
         return None
