@@ -574,6 +574,9 @@ def report_lake(tmp_path_factory):
         "(SELECT value FROM sales WHERE line_item = 'Fixed Price' AND year = 2018) AS change FROM sales",
         # one year's column picked by its label: the label names a year, so the lookup drops that filter
         "SELECT value, year FROM sales WHERE line_item = 'Fixed Price' AND column_label = '2019'",
+        # a "percentage" per year (x / x * 100 = 100 each year): its own arithmetic, replaced by the values
+        "SELECT sum(value) / sum(value) * 100 AS pct, year FROM sales WHERE line_item = 'Fixed Price' "
+        "AND year IN (2018, 2019) GROUP BY year",
     ],
 )
 def test_a_year_change_is_computed_from_one_value_per_named_year_whatever_sql_the_llm_wrote(report_lake, written):

@@ -123,11 +123,13 @@ def add_year_values(question, written, result: NodeResult, engine, schema, keys,
     years, is answered by its template from one value per year (execute/arithmetic.py). When the statement
     the LLM wrote does not show them (it computed the change itself, or summed both years into each row),
     the engine is asked for them: the same filters, the year column and the value column, for the named
-    years. Their rows join the node's, cited like them."""
+    years. Their rows join the node's, cited like them; when the statement computed its own arithmetic over
+    the years (a percentage per year of x / x * 100), they replace its rows."""
     years = years_asked(question)
     if not years:
         return
-    if all(y in (values_by_year([result]) or {}) for y in years):
+    computed = sqlnode.computes_arithmetic(written)
+    if not computed and all(y in (values_by_year([result]) or {}) for y in years):
         return
     lookup = sqlnode.year_values_statement(written, schema.tables, years)
     if lookup is None:
@@ -141,6 +143,8 @@ def add_year_values(question, written, result: NodeResult, engine, schema, keys,
     rows, row_keys, _ = rows_and_keys(scan.table, settings.row_cap)
     if sorted(year_of(r) for r in rows) != sorted(years):  # one value per year, or nothing is added
         return
+    if computed:
+        result.rows, result.rows_total, result.columns, result.row_keys = [], 0, [], {}
     result.rows += rows
     result.rows_total += len(rows)
     result.columns += [c for c in rows[0] if c not in result.columns]

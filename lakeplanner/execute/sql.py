@@ -223,6 +223,11 @@ def group_compared_values(statement: exp.Select, keep: set[str] = frozenset()) -
     return [f"grouped by {column.name}: the aggregate would merge the values the question compares"]
 
 
+def computes_arithmetic(statement: exp.Select) -> bool:
+    """A selected value is arithmetic the statement did itself (a change, a ratio), not a value it read."""
+    return any(e.find(exp.Add, exp.Sub, exp.Mul, exp.Div) is not None for e in statement.expressions)
+
+
 def year_values_statement(
     statement: exp.Select, tables: dict[str, dict[str, FieldType]], years: Sequence[int]
 ) -> exp.Select | None:
