@@ -51,6 +51,7 @@ def test_unbound_reference_is_named():
         ("DELETE FROM customers", "only SELECT"),
         ("SELECT 1; SELECT 2", "one statement"),
         ("SELEC name FROM customers", "does not parse"),
+        ("SELECT name FROM customers WHERE segment = 'Enterprise (in millions", "does not parse"),  # cut off
     ],
 )
 def test_only_one_select_may_run(sql, message):

@@ -41,6 +41,7 @@ def test_a_filter_becomes_the_milvus_expression(written, milvus):
         ("linked_keys LIKE 'C%'", "linked_keys holds a list"),
         ("customer = 'C001'", "no metadata field 'customer'"),
         ("title = ", "does not parse"),
+        ("title = 'Terms (cut off", "does not parse"),
     ],
 )
 def test_what_milvus_cannot_express_is_refused_with_the_construct_named(written, named):

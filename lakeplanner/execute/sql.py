@@ -15,7 +15,7 @@ from typing import Any
 import sqlglot
 from pydantic import BaseModel, Field
 from sqlglot import exp
-from sqlglot.errors import OptimizeError, ParseError
+from sqlglot.errors import OptimizeError, ParseError, TokenError
 from sqlglot.optimizer.qualify import qualify
 
 from lakeplanner.contract.models import Contract, FieldType
@@ -306,7 +306,7 @@ def _literal(value: Any) -> exp.Expression:
 def parse_select(sql: str, dialect: str = "duckdb") -> exp.Select:
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    except ParseError as e:
+    except (ParseError, TokenError) as e:
         raise SqlError(f"the SQL does not parse: {str(e).splitlines()[0]}", hint="rewrite the statement") from e
     if len(statements) != 1:
         raise SqlError(f"expected one statement, got {len(statements)}", hint="write a single SELECT")

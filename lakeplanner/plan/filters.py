@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.errors import ParseError, TokenError
 
 from lakeplanner.errors import LakeplannerError
 from lakeplanner.ingest.vectors import ChunkRecord, _string_literal
@@ -47,7 +47,7 @@ def parse_filter(text: str) -> tuple[exp.Expression, dict[str, str]]:
 
     try:
         condition = sqlglot.parse_one(REFERENCE.sub(placeholder, text), read="duckdb")
-    except ParseError as e:
+    except (ParseError, TokenError) as e:
         raise FilterError(f"the filter {text!r} does not parse: {str(e).splitlines()[0]}", hint=HINT) from e
     return condition, references
 

@@ -14,7 +14,7 @@ from enum import StrEnum
 import sqlglot
 from pydantic import BaseModel, ConfigDict
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.errors import ParseError, TokenError
 
 from lakeplanner.contract.models import Contract, FieldType, SourceKind
 from lakeplanner.ingest.tables import KEY_COLUMN
@@ -364,7 +364,7 @@ def parse_sql(sql: str) -> exp.Expression:
 def select_names(sql: str) -> set[str]:
     try:
         statement = parse_sql(sql)
-    except (ParseError, ValueError):
+    except (ParseError, TokenError, ValueError):
         return set()
     if not isinstance(statement, exp.Select):
         return set()
@@ -377,7 +377,7 @@ def check_sql(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
             continue
         try:
             statement = parse_sql(node.sql)
-        except (ParseError, ValueError) as e:
+        except (ParseError, TokenError, ValueError) as e:
             yield Finding(code=Code.sql_parse_error, node=node.label, message=f"SQL does not parse: {e}")
             continue
         if not isinstance(statement, exp.Select | exp.Union):
