@@ -352,3 +352,11 @@ def test_an_unsupported_answer_is_repaired_once_with_the_reason():
     assert answer.value == "3" and "12 / 400 * 100" in answer.text and answer.confidence == 1.0
     first, repair = (call[0] for call in llm.backend.calls)
     assert repair[: len(first)] == first and "'10.5%' is not supported" in repair[-1].content
+
+
+@pytest.mark.parametrize(("said", "value"), [("11510.0 + 11065.0", "22,575"), ("1-90", None)])
+def test_an_expression_written_as_the_answer_is_evaluated(said, value):
+    rows = [{"year": 2019, "value": 11510.0}, {"year": 2018, "value": 11065.0}]
+    revenue = NodeResult(label="$var_1", tool="sql", source="revenue", question="revenue", exposed=True, rows=rows)
+    answer = synthesize("What was the total revenue?", [revenue], llm_saying(answer=said), Recorder())
+    assert answer.value == value and (value is None or "11510.0 + 11065.0" in answer.text)

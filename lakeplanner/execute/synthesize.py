@@ -34,6 +34,7 @@ _CONSTANTS = re.compile(r"\*\s*100\b|/\s*2\b")  # a percentage's 100 and a mean'
 Mentions = Callable[[list[str]], "set[str] | None"]
 ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on | for | in | at |\?|$)", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_EXPRESSION = re.compile(r"^[\d\s.,()+*/-]*\d\s+[-+*/]\s+\(?\s*-?\d[\d\s.,()+*/-]*$")  # spaced: '1-90' is no sum
 _WHAT_DOES = re.compile(r"^\s*what (?:does|do|did) (?P<subject>.+?) (?P<verb>[a-z]+)\s*\??\s*$", re.I)
 # words that ask to compute, explain or name ("the change in revenue", "the percentage constitution of
 # X in Y", "the reason for the decline", "the name of the song"), name the reporting entity ("the
@@ -357,9 +358,10 @@ def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
         items = [comparison.value]
         sentence = f"{comparison.value.capitalize()} ({comparison.sentence})."
         draft = draft.model_copy(update={"sentence": sentence, "sources": [], "abstain": False})
-    elif draft.calculation.strip():
+    elif draft.calculation.strip() or (len(items) == 1 and _EXPRESSION.match(items[0])):
+        expression = draft.calculation.strip() or items[0]  # an expression written as the answer is one too
         try:
-            items, calculated = [format_number(evaluate(draft.calculation))], draft.calculation
+            items, calculated = [format_number(evaluate(expression))], expression
         except LakeplannerError as e:
             return Settled([], draft, failure=e.message, repairable=True)
     c_ground = min((grounding(item, exposed, calculated) for item in items), default=0.0)
