@@ -429,16 +429,19 @@ def test_only_referenced_columns_flow_and_a_bare_reference_takes_the_declared_re
     assert binding.columns == {"customer_id": ["C0", "C1"]} and binding.truncated
 
 
+def customers_sql_node(lake, question: str, *written: str):
+    """One exposed SQL node over customers whose statements the LLM writes in turn: (result, llm)."""
+    plan = Plan(question="q", nodes=(node("$var_1", "sql", "customers", question, should_expose_answer=True),))
+    llm = scripted(sql=[{"sql": sql} for sql in written])
+    [result] = Executor(lake, llm, SERIAL).run(plan)
+    return result, llm
+
+
 def test_a_statement_that_matches_nothing_is_rewritten_with_the_category_values(sample_lake):
     lake, _ = sample_lake
-    plan = Plan(
-        question="q",
-        nodes=(node("$var_1", "sql", "customers", "customers of the enterprise segment", should_expose_answer=True),),
-    )
-    miss = {"sql": "SELECT count(*) AS n FROM customers WHERE name ILIKE 'enterprise%' HAVING count(*) > 0"}
-    hit = {"sql": "SELECT count(*) AS n FROM customers WHERE segment = 'enterprise'"}  # spelled as held next
-    llm = scripted(sql=[miss, hit])
-    [result] = Executor(lake, llm, SERIAL).run(plan)
+    miss = "SELECT count(*) AS n FROM customers WHERE name ILIKE 'enterprise%' HAVING count(*) > 0"
+    hit = "SELECT count(*) AS n FROM customers WHERE segment = 'enterprise'"  # spelled as held next
+    result, llm = customers_sql_node(lake, "customers of the enterprise segment", miss, hit)
     assert result.ok and result.rows[0]["n"] == 14
     [*_, executed] = [s for s in result.steps if s.name == "sql.execute"]
     assert "segment = 'enterprise' -> 'Enterprise'" in executed.attributes["lakeplanner.dataops.edits"]
@@ -450,14 +453,9 @@ def test_a_statement_that_matches_nothing_is_rewritten_with_the_category_values(
 
 def test_after_a_miss_the_values_of_the_filtered_column_are_told_and_counted(sample_lake):
     lake, _ = sample_lake
-    plan = Plan(
-        question="q",
-        nodes=(node("$var_1", "sql", "customers", "how many big accounts are there", should_expose_answer=True),),
-    )
-    miss = {"sql": "SELECT count(*) AS n FROM customers WHERE segment = 'Big accounts' HAVING count(*) > 0"}
-    hit = {"sql": "SELECT count(*) AS n FROM customers WHERE segment = 'Enterprise'"}
-    llm = scripted(sql=[miss, hit])
-    [result] = Executor(lake, llm, SERIAL).run(plan)
+    miss = "SELECT count(*) AS n FROM customers WHERE segment = 'Big accounts' HAVING count(*) > 0"
+    hit = "SELECT count(*) AS n FROM customers WHERE segment = 'Enterprise'"
+    result, llm = customers_sql_node(lake, "how many big accounts are there", miss, hit)
     assert result.ok and result.rows[0]["n"] == 14
     first, second = (call[0] for call in llm.backend.calls)
     assert "customers.segment:" not in first[0].content  # the sub-question names no segment

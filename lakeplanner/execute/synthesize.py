@@ -345,13 +345,12 @@ def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
     if draft.abstain and templated is None and listed is None and comparison is None:
         return Settled([], draft, failure=draft.reason or "the results do not contain the answer")
     items, calculated = answer_items(question, draft.answer), ""
-    if templated is not None:
-        items, calculated = [format_number(evaluate(templated))], templated
-        if draft.abstain or items[0] not in draft.sentence:  # the LLM's sentence would state another number
-            draft = draft.model_copy(update={"sentence": f"{question.rstrip('?')}: {items[0]}.", "abstain": False})
-    elif listed is not None:  # one cell per year, in the order the question names the years
-        items = [format_number(v) for v in listed]
-        if draft.abstain or not all(i in draft.sentence for i in items):
+    if templated is not None or listed is not None:  # listed: one cell per year, in the order named
+        if templated is not None:
+            items, calculated = [format_number(evaluate(templated))], templated
+        else:
+            items = [format_number(v) for v in listed]
+        if draft.abstain or not all(i in draft.sentence for i in items):  # the sentence would state other numbers
             stated = f"{question.rstrip('?')}: {', '.join(items)}."
             draft = draft.model_copy(update={"sentence": stated, "abstain": False})
     elif comparison is not None:  # decided over what each step read; every passage shown is cited
@@ -397,12 +396,12 @@ def answer_items(question: str, written: list[str]) -> list[str]:
 
 
 def unrestated(question: str, item: str) -> str:
-    asked = _WHAT_DOES.match(question)
+    item, asked = item.strip(), _WHAT_DOES.match(question)
     if asked is None:
-        return item.strip()
+        return item
     said = re.compile(rf"{re.escape(asked['subject'])}\s+{re.escape(asked['verb'])}(?:s|es|ed|d)?\b[\s:,]*", re.I)
-    rest = said.sub("", item.strip(), count=1) if said.match(item.strip()) else item.strip()
-    return rest or item.strip()
+    restated = said.match(item)
+    return item[restated.end() :] or item if restated else item
 
 
 def abstain(answer: Answer, reason: str, started: float) -> Answer:
