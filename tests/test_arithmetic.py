@@ -64,3 +64,43 @@ def test_per_year_values_need_every_listed_year():
 
     assert per_year_values("Other in 2018 and 2019, respectively?", BY_YEAR) == [56.7, 44.1]
     assert per_year_values("Other in 2017 and 2019, respectively?", BY_YEAR) is None
+
+
+PAST_DUE = [
+    result(
+        "low risk 1-90 and 91-180 days past due",
+        [
+            {"line_item": "Low risk country", "column_label": "91-180 days past due", "value": 318.0},
+            {"line_item": "Low risk country", "column_label": "1-90 days past due", "value": 1540.0},
+        ],
+    )
+]
+PRICES = [result("high price", [{"date": "July 7, 2019", "high": 12.7}, {"date": "September 29, 2019", "high": 13.2}])]
+
+
+@pytest.mark.parametrize(
+    ("question", "results", "expression"),
+    [
+        ("What is the difference between 1-90 and 91-180 days past due in low risk country?", PAST_DUE, "1540 - 318"),
+        ("What is the ratio of 91-180 to 1-90 days past due?", PAST_DUE, "318 / 1540"),
+        (
+            "What is the percentage increase in the high price from July 7, 2019 to September 29, 2019?",
+            PRICES,
+            "(13.2 - 12.7) / 12.7 * 100",
+        ),
+        ("What was the average high price on July 7, 2019 and September 29, 2019?", PRICES, "(12.7 + 13.2) / 2"),
+        ("What was the high price on July 7, 2019?", PRICES, None),  # nothing to compute
+        ("What is the difference between high and low risk?", PAST_DUE, None),  # neither row is named
+    ],
+)
+def test_two_named_items(question, results, expression):
+    from lakeplanner.execute.arithmetic import item_arithmetic
+
+    assert item_arithmetic(question, results) == expression
+
+
+def test_three_rows_are_not_two_items():
+    from lakeplanner.execute.arithmetic import item_arithmetic
+
+    rows = [*PAST_DUE[0].rows, {"line_item": "Low risk country", "column_label": "Current", "value": 9.0}]
+    assert item_arithmetic("What is the difference between 1-90 and 91-180?", [result("all", rows)]) is None

@@ -290,3 +290,19 @@ def test_a_traversal_from_nowhere_about_a_named_part_of_the_question_becomes_a_s
     result = repair(plan, schema)
     assert result.ok, result.findings
     assert [(n.tool, n.should_expose_answer) for n in result.plan.nodes] == [("vector", True), ("vector", True)]
+
+
+def test_a_step_about_the_item_an_exposed_step_lost_is_exposed(schema):
+    def sql(label, question, exposed=False):
+        return PlanNode(question=question, tool="sql", label=label, source="invoices", should_expose_answer=exposed)
+
+    plan = Plan(
+        question="What is the percentage change in the unpaid total from 2018 to 2019?",
+        nodes=(
+            sql("$var_1", "unpaid total in 2018"),
+            sql("$var_2", "unpaid total in 2019"),
+            sql("$var_3", "percentage change in the value from 2018 to 2019", exposed=True),
+        ),
+    )
+    result = repair(plan, schema)
+    assert [n.label for n in result.plan.nodes if n.should_expose_answer] == ["$var_1", "$var_2", "$var_3"]

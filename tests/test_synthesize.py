@@ -360,3 +360,11 @@ def test_an_expression_written_as_the_answer_is_evaluated(said, value):
     revenue = NodeResult(label="$var_1", tool="sql", source="revenue", question="revenue", exposed=True, rows=rows)
     answer = synthesize("What was the total revenue?", [revenue], llm_saying(answer=said), Recorder())
     assert answer.value == value and (value is None or "11510.0 + 11065.0" in answer.text)
+
+
+def test_an_ungrounded_difference_of_two_named_items_is_computed_by_their_template():
+    rows = [{"column_label": "1-90 days", "value": 1540.0}, {"column_label": "91-180 days", "value": 318.0}]
+    past_due = NodeResult(label="$var_1", tool="sql", source="f", question="past due", rows=rows, exposed=True)
+    llm = llm_saying(answer="10", sentence="The difference is 10.", sources=["R1"], abstain=False)
+    answer = synthesize("What is the difference between 1-90 and 91-180 days past due?", [past_due], llm, Recorder())
+    assert answer.value == "1,222" and "1540 - 318" in answer.text and not answer.abstained

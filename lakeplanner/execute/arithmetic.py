@@ -6,6 +6,9 @@ years a question names, from one value per year in the results. "The change in X
 named year has exactly one value; otherwise synthesis keeps the LLM's calculation. "X in 2019 and 2018
 respectively" is the list of those values in the order the question names the years.
 
+Two items: "the difference between 1-90 and 91-180 days past due" over two rows of one value each is
+the first named minus the second ("from A to B": B minus A), when the LLM's own answer is not grounded.
+
 Derivations: a number the LLM computed anyway (302 - 148 written as 154) is traced to a simple
 expression over two cells, which the evaluator then redoes.
 """
@@ -24,6 +27,7 @@ _PERCENT_CHANGE = re.compile(r"percent(?:age)?\s+(?:change|increase|decrease|gro
 _CHANGE = re.compile(r"\b(?:change|increase|decrease|difference|grow|growth|decline)\b", re.I)
 _AVERAGE = re.compile(r"\b(?:average|mean)\b", re.I)
 _RATIO = re.compile(r"\bratio\b", re.I)
+_FROM_ITEM = re.compile(r"\bfrom\b", re.I)
 _YEAR_RANGE = re.compile(r"\b((?:19|20)\d{2})\s+(?:to|through|-)\s+((?:19|20)\d{2})\b")
 _SEVERAL = re.compile(
     r"\brespective(?:ly)?\b|\bcomponents\b|\b(?:which|what|the) years\b|\beach\b|\btypes\b|\bcompris|\blisted\b"
@@ -41,6 +45,7 @@ DERIVATIONS: tuple[tuple[str, Callable[[float, float], float]], ...] = (
 )
 MAX_OPERANDS = 40
 MAX_SPANNED = 10
+MAX_FROM_GAP = 12
 
 
 def named_years(text: str) -> list[int]:
@@ -157,6 +162,49 @@ def year_arithmetic(question: str, results: list[NodeResult]) -> str | None:
     if values[old] == 0 and _PERCENT_CHANGE.search(question):
         return None
     return template(values[old], values[new])
+
+
+def item_arithmetic(question: str, results: list[NodeResult]) -> str | None:
+    """The expression a change / percentage change / average / ratio question over two named items asks
+    for, when the results hold exactly two rows of one value each and each row's distinguishing label
+    appears in the question; the labels' order in the question orders the operands."""
+    template = template_for(question)
+    if template is None and not _RATIO.search(question):
+        return None
+    rows = [row for r in results for row in r.rows if len(numbers_of(row)) == 1]
+    if len(rows) != 2:
+        return None
+    at = [label_position(question, row, other) for row, other in ((rows[0], rows[1]), (rows[1], rows[0]))]
+    if None in at or at[0] == at[1]:
+        return None
+    first, second = (numbers_of(row)[0] for row in (rows if at[0] < at[1] else rows[::-1]))
+    if template is None:
+        return None if second == 0 else f"{operand(first)} / {operand(second)}"
+    starts = [m.end() for m in _FROM_ITEM.finditer(question) if m.end() <= min(at)]
+    from_to = bool(starts) and min(at) - starts[-1] <= MAX_FROM_GAP  # "from July 7, 2019 to ..."
+    difference = not from_to and _CHANGE.search(question) is not None  # "the difference between A and B": A - B
+    old, new = (second, first) if difference else (first, second)
+    if old == 0 and _PERCENT_CHANGE.search(question):
+        return None
+    return template(old, new)
+
+
+def numbers_of(row: dict) -> list[float]:
+    return [float(v) for k, v in row.items() if is_number(v) and k not in YEAR_COLUMNS]
+
+
+def label_position(question: str, row: dict, other: dict) -> int | None:
+    """Where the question names the row: the first of its text cells that differ from the other row's,
+    found whole or by its first word ("1-90" for "1-90 days past due")."""
+    asked = question.lower()
+    for column, value in row.items():
+        if not isinstance(value, str) or not value.strip() or value == other.get(column):
+            continue
+        text = " ".join(value.lower().split())
+        for probe in (text, text.split(" ", 1)[0]):
+            if len(probe) > 1 and (m := re.search(rf"(?<!\w){re.escape(probe)}(?!\w)", asked)):
+                return m.start()
+    return None
 
 
 def derivation(numbers: list[float], results: list[NodeResult]) -> str | None:

@@ -16,7 +16,13 @@ from simpleeval import InvalidExpression, SimpleEval
 
 from lakeplanner.contract.models import Contract
 from lakeplanner.errors import LakeplannerError
-from lakeplanner.execute.arithmetic import asks_several, derivation, per_year_values, year_arithmetic
+from lakeplanner.execute.arithmetic import (
+    asks_several,
+    derivation,
+    item_arithmetic,
+    per_year_values,
+    year_arithmetic,
+)
 from lakeplanner.execute.compare import compared
 from lakeplanner.execute.results import Answer, Citation, NodeResult
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
@@ -342,7 +348,8 @@ def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
     templated = year_arithmetic(question, exposed)
     listed = per_year_values(question, exposed)
     comparison = compared(question, exposed)
-    if draft.abstain and templated is None and listed is None and comparison is None:
+    paired = item_arithmetic(question, exposed)
+    if draft.abstain and templated is None and listed is None and comparison is None and paired is None:
         return Settled([], draft, failure=draft.reason or "the results do not contain the answer")
     items, calculated = answer_items(question, draft.answer), ""
     if templated is not None or listed is not None:  # listed: one cell per year, in the order named
@@ -367,6 +374,10 @@ def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
     if c_ground == 0.0 and (derived := derivation(numbers_in(normalised("; ".join(items))), exposed)) is not None:
         items, calculated = [format_number(evaluate(derived))], derived  # its arithmetic, redone by the evaluator
         c_ground = grounding(items[0], exposed, calculated)
+    if c_ground == 0.0 and paired is not None:  # the LLM's number is not grounded: the two items' template
+        items, calculated = [format_number(evaluate(paired))], paired
+        c_ground = grounding(items[0], exposed, calculated)
+        draft = draft.model_copy(update={"sentence": f"{question.rstrip('?')}: {items[0]}.", "abstain": False})
     if c_ground == 0.0 and (cell := fallback_value(exposed)) is not None:
         description = next((r.answer_description for r in exposed if r.answer_description), None) or "Answer"
         items, c_ground, calculated = [cell], 1.0, ""

@@ -11,6 +11,7 @@ from enum import StrEnum
 
 from sqlglot import exp
 
+from lakeplanner.plan.cache import STOPWORDS, stem
 from lakeplanner.plan.filters import COLLECTION_FIELDS
 from lakeplanner.plan.model import REFERENCE, Plan, PlanNode, Tool
 from lakeplanner.plan.validate import Code, Finding, LakeSchema, output_columns, parse_sql, validate
@@ -32,6 +33,7 @@ TOOL_SYNONYMS = {
 }
 SIMILARITY = 0.75
 NAME = re.compile(r"\b(?:[A-Z][\w'-]*|\w*\d\w*)")
+WORD = re.compile(r"[a-z0-9]+")
 MAX_FIX_ROUNDS = 3
 
 
@@ -349,10 +351,18 @@ def names(text: str) -> set[str]:
     return {w.lower() for w in NAME.findall(text.split(" ", 1)[1] if " " in text else "")}
 
 
+def about(text: str) -> set[str]:
+    """What a text is about: its named things and the stems of its other words but stop words."""
+    return names(text) | {stem(w) for w in WORD.findall(text.lower()) if w not in STOPWORDS and not w.isdigit()}
+
+
 def names_new_part(plan: Plan, node: PlanNode) -> bool:
-    """Whether a step names something of the question (a person, a place, an id) that no exposed step names."""
-    shown = set().union(*(names(n.question) for n in plan.nodes if n.should_expose_answer and n is not node))
-    return bool((names(node.question) & names(plan.question)) - shown)
+    """Whether a step names something of the question (a person, a place, a year) and is about a part of
+    it that no exposed step covers on its own ("operating loss carryforward in 2018" beside a "percentage
+    change of the value from 2018 to 2019" that lost the item)."""
+    part = about(node.question) & about(plan.question)
+    shown = (about(n.question) for n in plan.nodes if n.should_expose_answer and n is not node)
+    return bool(names(node.question) & part) and not any(part <= covered for covered in shown)
 
 
 def drop(plan: Plan, label: str, rename_to: str | None = None) -> Plan:
