@@ -368,3 +368,20 @@ def test_an_ungrounded_difference_of_two_named_items_is_computed_by_their_templa
     llm = llm_saying(answer="10", sentence="The difference is 10.", sources=["R1"], abstain=False)
     answer = synthesize("What is the difference between 1-90 and 91-180 days past due?", [past_due], llm, Recorder())
     assert answer.value == "1,222" and "1540 - 318" in answer.text and not answer.abstained
+
+
+def test_a_span_is_shown_as_the_passage_writes_it():
+    from lakeplanner.execute.synthesize import verbatim
+
+    standard = PASSAGE.model_copy(
+        update={
+            "evidence": [
+                Evidence.of(
+                    "paragraph", "d/1", (0, 60), "From 15 March 2020 the FRC’s Revised  Ethical Standard applies."
+                )
+            ]
+        }
+    )
+    assert verbatim("FRC's revised Ethical Standard", [standard]) == "FRC’s Revised  Ethical Standard"
+    assert verbatim("an other standard", [standard]) == "an other standard"
+    assert verbatim("2020", [standard]) == "2020"

@@ -41,6 +41,7 @@ Mentions = Callable[[list[str]], "set[str] | None"]
 ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on | for | in | at |\?|$)", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _EXPRESSION = re.compile(r"^[\d\s.,()+*/-]*\d\s+[-+*/]\s+\(?\s*-?\d[\d\s.,()+*/-]*$")  # spaced: '1-90' is no sum
+_TYPOGRAPHIC = str.maketrans("\u2018\u2019\u02bc\u201c\u201d\u2013\u2014", "'''\"\"--")
 _WHAT_DOES = re.compile(r"^\s*what (?:does|do|did) (?P<subject>.+?) (?P<verb>[a-z]+)\s*\??\s*$", re.I)
 # words that ask to compute, explain or name ("the change in revenue", "the percentage constitution of
 # X in Y", "the reason for the decline", "the name of the song"), name the reporting entity ("the
@@ -351,7 +352,7 @@ def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
     paired = item_arithmetic(question, exposed)
     if draft.abstain and templated is None and listed is None and comparison is None and paired is None:
         return Settled([], draft, failure=draft.reason or "the results do not contain the answer")
-    items, calculated = answer_items(question, draft.answer), ""
+    items, calculated = [verbatim(i, exposed) for i in answer_items(question, draft.answer)], ""
     if templated is not None or listed is not None:  # listed: one cell per year, in the order named
         if templated is not None:
             items, calculated = [format_number(evaluate(templated))], templated
@@ -397,6 +398,25 @@ def repair_request(failure: str) -> str:
         '(a share of a total: "part / total * 100") and leave answer empty. Abstain when the results do '
         "not hold it."
     )
+
+
+def verbatim(item: str, results: list[NodeResult]) -> str:
+    """A span as the source writes it: the LLM's copy may differ in case, spacing, or a typographic quote
+    or dash (FRC's for FRC’s); the answer shows the cited text."""
+    tokens = item.split()
+    if len(tokens) < 2 or not any(c.isalpha() for c in item):
+        return item
+    pattern = re.compile(r"\s+".join(re.escape(folded(t)) for t in tokens))
+    texts = [e.snippet for r in results for e in r.evidence]
+    texts += [v for r in results for row in r.rows for v in row.values() if isinstance(v, str)]
+    for text in texts:
+        if len(folded(text)) == len(text) and (found := pattern.search(folded(text))):
+            return text[found.start() : found.end()]
+    return item
+
+
+def folded(text: str) -> str:
+    return text.lower().translate(_TYPOGRAPHIC)
 
 
 def answer_items(question: str, written: list[str]) -> list[str]:
