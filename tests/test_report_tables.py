@@ -46,6 +46,8 @@ def test_scale_words():
     assert scale_of(["$'000"]) == "thousand"
     assert scale_of(["In thousands, except per share"]) == "thousand"
     assert scale_of(["Total"]) == ""
+    assert scale_of(["Number of shares (1,000)"]) == "thousand"
+    assert scale_of(["(1,000)"]) == ""  # a negative cell, not a scale
 
 
 def test_grid_becomes_a_row_per_line_item_and_year():

@@ -21,7 +21,7 @@ _NIL = frozenset({"", "-", "—", "–", "--", "n/a", "na", "nm", "*"})
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 _YEAR = re.compile(r"\b(19|20)\d{2}\b")
 _SCALES = (
-    ("thousand", re.compile(r"\bthousands?\b|\$\s*'?000s?\b|\b000s\b|\(000\)", re.I)),
+    ("thousand", re.compile(r"\bthousands?\b|\$\s*'?000s?\b|\b000s\b|\(000\)|(?<=[a-z])\s*\(1,000s?\)", re.I)),
     ("million", re.compile(r"\bmillions?\b|\$\s*m\b|\bmn\b", re.I)),
     ("billion", re.compile(r"\bbillions?\b|\$\s*bn?\b", re.I)),
 )
