@@ -306,3 +306,22 @@ def test_a_step_about_the_item_an_exposed_step_lost_is_exposed(schema):
     )
     result = repair(plan, schema)
     assert [n.label for n in result.plan.nodes if n.should_expose_answer] == ["$var_1", "$var_2", "$var_3"]
+
+
+def test_a_search_naming_a_tables_column_reads_the_table(schema):
+    plan = Plan(
+        question="Who is the billing contact of INV-1042?",
+        nodes=(
+            PlanNode(
+                question="the billing_contact of INV-1042",
+                tool="vector",
+                label="$var_1",
+                source="documents_contracts",
+                should_expose_answer=True,
+                answer_description="the contact",
+            ),
+        ),
+    )
+    result = repair(plan, schema)
+    [node] = result.plan.nodes
+    assert (node.tool, node.source) == ("sql", "invoices") and result.ok, result.edits

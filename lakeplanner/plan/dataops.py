@@ -60,6 +60,7 @@ FIXABLE = {
     Code.unlinked_reference,
     Code.graph_without_link,
     Code.prose_from_table,
+    Code.table_column_in_search,
     Code.comparison_step,
 }
 CAUSES = {
@@ -71,6 +72,7 @@ CAUSES = {
     Code.unknown_source: Cause.schema_drift,
     Code.unlinked_reference: Cause.schema_drift,
     Code.prose_from_table: Cause.tool_choice,
+    Code.table_column_in_search: Cause.tool_choice,
     Code.unknown_tool: Cause.tool_choice,
     Code.graph_without_input: Cause.plan_shape,
     Code.duplicate_node: Cause.plan_shape,
@@ -277,6 +279,13 @@ class Fixer:
             return plan
         self.edits.append(f"{node.label}: sql on {node.source} -> vector on {finding.subject} (prose is in documents)")
         return plan.replace(node.label, tool=Tool.vector.value, source=finding.subject, returns=())
+
+    def fix_table_column_in_search(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        """Read the table whose column the search names."""
+        if node is None or finding.subject is None:
+            return plan
+        self.edits.append(f"{node.label}: vector on {node.source} -> sql on {finding.subject} (it names its column)")
+        return plan.replace(node.label, tool=Tool.sql.value, source=finding.subject, filter=None)
 
     def fix_duplicate_node(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """Drop the repeat; its readers read the first one."""

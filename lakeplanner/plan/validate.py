@@ -57,6 +57,7 @@ class Code(StrEnum):
     unlinked_reference = "M013"
     prose_from_table = "M014"
     unsupported_filter = "M015"
+    table_column_in_search = "M016"
 
 
 class Finding(BaseModel):
@@ -476,6 +477,7 @@ def check_document_references(plan: Plan, schema: LakeSchema) -> Iterable[Findin
                 )
 
 
+IDENTIFIER = re.compile(r"\b[a-z][a-z0-9_]*\b")
 PROSE = re.compile(r"\b(why|reasons?|caus(?:e|es|ed)|explain\w*|describ\w*|description|purpose|attributed)\b", re.I)
 
 
@@ -496,6 +498,25 @@ def check_prose_questions(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
                 node=node.label,
                 subject=collection,
                 message=f"{node.source} has no column for '{asked.group(1)}': read it in {collection}",
+            )
+
+
+def check_table_columns_in_searches(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
+    """A search whose question names a table's column ("the value of the line_item 'Other receivables'")
+    asks for that table's rows. Only names with an underscore count: plain words ("value", "year") are
+    also prose. The subject is the one table with that column."""
+    read = plan.read_labels()
+    for node in plan.nodes:
+        if node.tool != Tool.vector or node.references() or node.label in read:
+            continue
+        named = {w for w in IDENTIFIER.findall(node.question or "") if "_" in w}
+        tables = sorted({t for t, columns in schema.tables.items() for c in columns if c in named})
+        if len(tables) == 1:
+            yield Finding(
+                code=Code.table_column_in_search,
+                node=node.label,
+                subject=tables[0],
+                message=f"the search names a column of {tables[0]}: read that table with sql",
             )
 
 
@@ -538,6 +559,7 @@ SEMANTIC: tuple[Rule, ...] = (
     check_document_references,
     check_vector_filters,
     check_prose_questions,
+    check_table_columns_in_searches,
 )
 
 
