@@ -190,6 +190,17 @@ def test_trino_that_is_down_is_an_engine_error_with_a_hint(sample_lake):
     assert "LAKEPLANNER_EXEC_TRINO" in caught.value.hint
 
 
+def test_a_subquery_that_finds_several_rows_is_named_with_what_to_do(sample_lake):
+    from lakeplanner.execute import sql as sqlnode
+    from lakeplanner.execute.engines import get_engine
+
+    lake, _ = sample_lake
+    statement = sqlnode.parse_select("SELECT (SELECT name FROM customers) AS n FROM customers LIMIT 1")
+    with pytest.raises(sqlnode.SqlRuntimeError, match="More than one row") as caught:
+        get_engine("duckdb", lake, ExecSettings()).run(statement)
+    assert "select the rows" in caught.value.hint
+
+
 def test_a_failing_statement_is_rewritten_with_the_engine_error(sample_lake):
     lake, _ = sample_lake
     plan = Plan(question="q", nodes=(node("$var_1", "sql", "customers", "count customers", should_expose_answer=True),))

@@ -54,6 +54,7 @@ class SqlEngine(Protocol):
 
 EngineFactory = Callable[..., SqlEngine]
 _ENGINES: dict[str, EngineFactory] = {}
+SEVERAL_ROWS_IN_SUBQUERY = "More than one row returned by a subquery"
 
 
 def register_engine(name: str) -> Callable[[EngineFactory], EngineFactory]:
@@ -180,7 +181,8 @@ class DuckDBEngine:
                 result = con.sql(statement.sql(dialect="duckdb")).to_arrow_table()
         except duckdb.Error as e:
             check_time()
-            raise SqlRuntimeError(f"DuckDB: {str(e).splitlines()[0]}", hint="the SQL is wrong for this data") from e
+            first_line = str(e).splitlines()[0]
+            raise SqlRuntimeError(f"DuckDB: {first_line}", hint=runtime_hint(first_line)) from e
         finally:
             con.close()
         return Scan(result, snapshots, scanned, total, pushed)
@@ -193,6 +195,12 @@ def qualified(statement: exp.Select, tables: dict[str, Any]) -> exp.Select:
         return qualify(statement.copy(), schema=schema, dialect="duckdb")
     except OptimizeError as e:
         raise SqlRuntimeError(f"DuckDB: {e}", hint="the SQL names a column the table lacks") from e
+
+
+def runtime_hint(message: str) -> str:
+    if SEVERAL_ROWS_IN_SUBQUERY in message:  # the LLM subtracted one subquery from another
+        return "a subquery used as a value found several rows: select the rows with their labels and years instead"
+    return "the SQL is wrong for this data"
 
 
 def scans_by_table(

@@ -190,7 +190,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             attempted = {"lakeplanner.sql.attempt": attempt + 1, "lakeplanner.dataops.edits": "; ".join(edits)}
             scan = run_statement(engine, statement, recorder, **attempted)
         except (sqlnode.SqlError, sqlnode.SqlRuntimeError) as e:
-            feedback, told = e.message, 0
+            feedback, told = f"{e.message} ({e.hint})" if e.hint else e.message, 0
             result.advice.append(f"attempt {attempt + 1}: {e.message}")
             continue
         if attempt < settings.sql_retries and matches_nothing(scan.table) and not node.references():
