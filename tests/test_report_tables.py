@@ -68,6 +68,33 @@ def test_grid_becomes_a_row_per_line_item_and_year():
     assert [(r["value"], r["unit"], r["scale"]) for r in margin] == [(12.5, "%", "percent"), (11.0, "%", "percent")]
 
 
+def test_a_merged_header_cell_labels_the_columns_it_spans():
+    from lakeplanner.ingest.report_tables import column_labels
+
+    header = [
+        ["", "Financial assets", "", "Financial liabilities", ""],
+        ["", "2019", "2018", "2019", "2018"],
+    ]
+    assert column_labels(header, 5) == [
+        "Financial assets 2019",
+        "Financial assets 2018",
+        "Financial liabilities 2019",
+        "Financial liabilities 2018",
+    ]
+    shares = [
+        ["", "Fiscal Year 2018", "", "Fiscal Year 2017", ""],
+        ["", "Net Sales", "% of Total", "Net Sales", "% of Total"],
+        ["Grocery", "1,234", "56%", "1,200", "55%"],
+    ]
+    rows = normalize_report(shares, "sales.report.csv").to_pylist()
+    assert [(r["column_label"], r["year"]) for r in rows[:2]] == [
+        ("Fiscal Year 2018 Net Sales", 2018),
+        ("Fiscal Year 2018 % of Total", None),  # the year a merged label lends is not the column's own
+    ]
+    unlabelled_below = [["", "Total", "", "Change"], ["", "$", "", "%"]]
+    assert column_labels(unlabelled_below, 4) == ["Total $", "column 3", "Change %"]
+
+
 def test_a_grid_without_value_columns_is_refused():
     with pytest.raises(BadSourceError, match="label column"):
         normalize_report([["only"], ["labels"]], "x.report.csv")

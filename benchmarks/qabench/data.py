@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import random
 import re
 import shutil
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel
 
+import lakeplanner
 from lakeplanner import Lake
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -154,18 +157,29 @@ def write_source(context: Context, folder: Path) -> None:
         (folder / f"{file_stem(title, taken)}.md").write_text(f"# {title}\n\n{text.strip()}\n")
 
 
+@cache
+def builder_version() -> str:
+    """A digest of the ingest and contract code: a lake built by other code is built again."""
+    package = Path(lakeplanner.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted([*(package / "ingest").glob("*.py"), *(package / "contract").glob("*.py")]):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def lake_for(context: Context, workdir: Path) -> Lake:
-    """The context's lake, ingested once through the product's API and reused by every method."""
+    """The context's lake, ingested once through the product's API and reused by every method until
+    the code that builds lakes changes."""
     root = workdir / context.uid
     ready = root / "ready"
-    if ready.exists():
+    if ready.exists() and ready.read_text().strip() == builder_version():
         return Lake.open(root / "lake")
     if root.exists():
-        shutil.rmtree(root)  # a build that stopped half way
+        shutil.rmtree(root)  # a build that stopped half way, or one by other ingest code
     write_source(context, root / "source")
     lake = Lake.create(root / "lake")
     report = lake.ingest(root / "source")
     if report.bad_files:
         raise RuntimeError(f"context {context.uid}: {report.bad_files}")
-    ready.write_text("ok\n")
+    ready.write_text(builder_version() + "\n")
     return lake

@@ -86,20 +86,32 @@ def header_row_count(rows: list[list[str]]) -> int:
     return count if count < len(rows) else 0
 
 
-def column_labels(header: list[list[str]], width: int) -> list[str]:
-    """Each value column's header cells top to bottom; a row with one cell spans every column."""
+def column_labels(header: list[list[str]], width: int, merged: bool = True) -> list[str]:
+    """Each value column's header cells top to bottom. A row with one cell spans every column; in a row
+    of merged cells, a cell spans the blank ones to its right that a lower row labels ("Financial
+    liabilities" over its 2019 and 2018 columns); `merged=False` leaves those out."""
+    rows = [[c.strip() for c in row] + [""] * (width - len(row)) for row in header]
     labels = []
     for j in range(1, width):
         parts = []
-        for row in header:
-            cells = [c.strip() for c in row[1:] if c.strip()]
-            text = row[j].strip() if j < len(row) else ""
-            if text:
-                parts.append(text)
+        for r, row in enumerate(rows):
+            cells = [c for c in row[1:] if c]
+            if row[j]:
+                parts.append(row[j])
             elif len(cells) == 1 and width > 2:
                 parts.append(cells[0])
+            elif merged and spans(row) and any(lower[j] for lower in rows[r + 1 :]):
+                parts += [c for c in reversed(row[1:j]) if c][:1]
         labels.append(" ".join(parts) or f"column {j + 1}")
     return labels
+
+
+def spans(row: list[str]) -> bool:
+    """A header row of merged cells written at their first column: it starts at the first value column
+    and a blank lies between its labels ("Assets", "", "Liabilities", ""). A row starting further right
+    ("", "Fiscal year", "", "% Change") centres its labels, and which columns they span is unknown."""
+    filled = [k for k, c in enumerate(row) if k > 0 and c]
+    return len(filled) > 1 and filled[0] == 1 and any(not row[k] for k in range(filled[0], filled[-1]))
 
 
 def normalize_report(rows: list[list[str]], rel: str) -> pa.Table:
@@ -113,6 +125,7 @@ def normalize_report(rows: list[list[str]], rel: str) -> pa.Table:
     if not body:
         raise BadSourceError(rel, "header only, no rows of data", hint="add rows or remove the file")
     labels = column_labels(header, width)
+    years = [_YEAR.search(label) for label in column_labels(header, width, merged=False)]  # "% of Total" has none
     table_scale = scale_of([c for row in rows for c in row if not parse_cell(c).value])
     scales = [scale_of([label]) or table_scale for label in labels]
     records: dict[str, list] = {
@@ -129,7 +142,7 @@ def normalize_report(rows: list[list[str]], rel: str) -> pa.Table:
             if not text.strip():
                 continue
             cell = parse_cell(text)
-            year = _YEAR.search(labels[j])
+            year = years[j]
             records["section"].append(section)
             records["line_item"].append(item or section or "")
             records["column_label"].append(labels[j])
