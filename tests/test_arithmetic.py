@@ -89,6 +89,8 @@ PRICES = [result("high price", [{"date": "July 7, 2019", "high": 12.7}, {"date":
             "(13.2 - 12.7) / 12.7 * 100",
         ),
         ("What was the average high price on July 7, 2019 and September 29, 2019?", PRICES, "(12.7 + 13.2) / 2"),
+        ("What percentage of 1-90 days past due is 91-180 days past due?", PAST_DUE, "318 / 1540 * 100"),
+        ("What is the proportion of 91-180 over 1-90 days past due?", PAST_DUE, "318 / 1540"),
         ("What was the high price on July 7, 2019?", PRICES, None),  # nothing to compute
         ("What is the difference between high and low risk?", PAST_DUE, None),  # neither row is named
     ],

@@ -7,7 +7,8 @@ named year has exactly one value; otherwise synthesis keeps the LLM's calculatio
 respectively" is the list of those values in the order the question names the years.
 
 Two items: "the difference between 1-90 and 91-180 days past due" over two rows of one value each is
-the first named minus the second ("from A to B": B minus A), when the LLM's own answer is not grounded.
+the first named minus the second ("from A to B": B minus A); "what percentage of the total X is Y" is the
+smaller of the two over the larger. Both apply only when the LLM's own answer is not grounded.
 
 Derivations: a number the LLM computed anyway (302 - 148 written as 154) is traced to a simple
 expression over two cells, which the evaluator then redoes.
@@ -28,6 +29,10 @@ _CHANGE = re.compile(r"\b(?:change|increase|decrease|difference|grow|growth|decl
 _AVERAGE = re.compile(r"\b(?:average|mean)\b", re.I)
 _RATIO = re.compile(r"\bratio\b", re.I)
 _FROM_ITEM = re.compile(r"\bfrom\b", re.I)
+_SHARE = re.compile(
+    r"\bproportion\b|\bpercentage (?:of|constitution)\b|\bshare of\b|\bwhat percent(?:age)? (?:of|does|is)\b", re.I
+)
+_PERCENT = re.compile(r"\bpercent|%", re.I)
 _YEAR_RANGE = re.compile(r"\b((?:19|20)\d{2})\s+(?:to|through|-)\s+((?:19|20)\d{2})\b")
 _SEVERAL = re.compile(
     r"\brespective(?:ly)?\b|\bcomponents\b|\b(?:which|what|the) years\b|\beach\b|\btypes\b|\bcompris|\blisted\b"
@@ -165,11 +170,11 @@ def year_arithmetic(question: str, results: list[NodeResult]) -> str | None:
 
 
 def item_arithmetic(question: str, results: list[NodeResult]) -> str | None:
-    """The expression a change / percentage change / average / ratio question over two named items asks
-    for, when the results hold exactly two rows of one value each and each row's distinguishing label
+    """The expression a change / percentage change / average / ratio / share question over two named
+    items asks for, when the results hold exactly two rows of one value each and each row's distinguishing label
     appears in the question; the labels' order in the question orders the operands."""
     template = template_for(question)
-    if template is None and not _RATIO.search(question):
+    if template is None and not _RATIO.search(question) and not _SHARE.search(question):
         return None
     rows = [row for r in results for row in r.rows if len(numbers_of(row)) == 1]
     if len(rows) != 2:
@@ -178,6 +183,10 @@ def item_arithmetic(question: str, results: list[NodeResult]) -> str | None:
     if None in at or at[0] == at[1]:
         return None
     first, second = (numbers_of(row)[0] for row in (rows if at[0] < at[1] else rows[::-1]))
+    if template is None and not _RATIO.search(question):  # a part of a total: the smaller of the larger
+        part, total = sorted((first, second))
+        scale = " * 100" if _PERCENT.search(question) else ""
+        return f"{operand(part)} / {operand(total)}{scale}" if part > 0 else None
     if template is None:
         return None if second == 0 else f"{operand(first)} / {operand(second)}"
     starts = [m.end() for m in _FROM_ITEM.finditer(question) if m.end() <= min(at)]
