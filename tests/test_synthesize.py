@@ -341,7 +341,11 @@ def test_an_unsupported_answer_is_repaired_once_with_the_reason():
         source="gains",
         question="unrealized gains",
         exposed=True,
-        rows=[{"item": "U.S. government obligations", "value": 12.0}, {"item": "Total", "value": 400.0}],
+        rows=[
+            {"item": "U.S. government obligations", "value": 12.0},
+            {"item": "Corporate bonds", "value": 388.0},
+            {"item": "Total", "value": 400.0},
+        ],
     )
     llm = llm_drafting(
         {"answer": "10.5%", "sentence": "10.5% of the total."},
@@ -352,6 +356,15 @@ def test_an_unsupported_answer_is_repaired_once_with_the_reason():
     assert answer.value == "3" and "12 / 400 * 100" in answer.text and answer.confidence == 1.0
     first, repair = (call[0] for call in llm.backend.calls)
     assert repair[: len(first)] == first and "'10.5%' is not supported" in repair[-1].content
+
+
+def test_an_unsupported_share_of_two_named_rows_is_computed_without_a_repair():
+    rows = [{"item": "U.S. government obligations", "value": 12.0}, {"item": "Total", "value": 400.0}]
+    share = NodeResult(label="$var_1", tool="sql", source="gains", question="gains", exposed=True, rows=rows)
+    llm = llm_drafting({"answer": "10.5%", "sentence": "10.5% of the total."})
+    question = "What percentage of the total unrealized gain is from U.S. government obligations?"
+    answer = synthesize(question, [share], llm, Recorder())
+    assert answer.value == "3" and "12 / 400 * 100" in answer.text and len(llm.backend.calls) == 1
 
 
 @pytest.mark.parametrize(("said", "value"), [("11510.0 + 11065.0", "22,575"), ("1-90", None)])
