@@ -62,6 +62,8 @@ def test_predicted_scale():
     assert predicted_scale("How many segments are there?", ["3"], texts) == ""
     assert predicted_scale("Which years does the table cover?", ["2019", "2018"], texts) == ""
     assert predicted_scale("What are the contract types?", ["fixed price"], texts) == ""
+    declared_later = ["Balance", "losses of $23 million expire", "tax benefits are as follows (in thousands):"]
+    assert predicted_scale("What is the change in the balance?", ["-362"], declared_later) == "thousand"
 
 
 def test_report_pairs_methods_on_the_same_questions(tmp_path):

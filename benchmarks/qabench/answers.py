@@ -12,6 +12,7 @@ from lakeplanner.ingest.report_tables import scale_of
 
 _PERCENT_WORDS = re.compile(r"percent|%", re.I)
 _COUNT_WORDS = re.compile(r"\bhow many\b", re.I)
+_DECLARED = re.compile(r"\(\s*(?:amounts\s+|dollars\s+|\$\s*)?in\s+(thousands|millions|billions)\b", re.I)
 _YEAR = re.compile(r"^(?:19|20)\d{2}$")
 
 
@@ -30,15 +31,18 @@ def prediction_items(value: str | list[str] | None) -> list[str]:
 
 
 def predicted_scale(question: str, items: list[str], texts: Iterable[str]) -> str:
-    """'percent' for a percentage, else the scale word printed in the context, for numeric answers
-    (years and counts have none)."""
+    """'percent' for a percentage, else the scale the context declares for numeric answers (years and
+    counts have none): its first "(in thousands)", else its first scale word ("$23 million" in a
+    paragraph about something else is only a fallback)."""
     if not items or any(parse_number(i) is None for i in items) or _COUNT_WORDS.search(question):
         return ""
     if all(_YEAR.match(i.strip()) for i in items):
         return ""
     if any(i.strip().endswith("%") for i in items) or _PERCENT_WORDS.search(question):
         return "percent"
-    return scale_of(list(texts))
+    texts = list(texts)
+    declared = [m[1] for t in texts if (m := _DECLARED.search(t))]
+    return scale_of(declared[:1]) or scale_of(texts)
 
 
 def judge(question, context, value: str | list[str] | None) -> tuple[list[str], str, Score]:
