@@ -398,3 +398,11 @@ def test_a_span_is_shown_as_the_passage_writes_it():
     assert verbatim("FRC's revised Ethical Standard", [standard]) == "FRC’s Revised  Ethical Standard"
     assert verbatim("an other standard", [standard]) == "an other standard"
     assert verbatim("2020", [standard]) == "2020"
+
+
+def test_asked_which_year_the_value_the_llm_copied_gives_its_rows_year():
+    rows = [{"year": 2019, "value": 17.0}, {"year": 2018, "value": 4.0}]
+    costs = NodeResult(label="$var_1", tool="sql", source="f", question="costs", rows=rows, exposed=True)
+    llm = llm_saying(answer="17", sentence="It was 17 in 2019.", sources=["R1"], abstain=False)
+    answer = synthesize("In which year were the integration costs larger?", [costs], llm, Recorder())
+    assert answer.value == "2019" and not answer.abstained

@@ -19,9 +19,11 @@ from lakeplanner.errors import LakeplannerError
 from lakeplanner.execute.arithmetic import (
     asks_several,
     derivation,
+    is_number,
     item_arithmetic,
     per_year_values,
     year_arithmetic,
+    year_of,
 )
 from lakeplanner.execute.compare import compared
 from lakeplanner.execute.results import Answer, Citation, NodeResult
@@ -42,6 +44,7 @@ ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _EXPRESSION = re.compile(r"^[\d\s.,()+*/-]*\d\s+[-+*/]\s+\(?\s*-?\d[\d\s.,()+*/-]*$")  # spaced: '1-90' is no sum
 _TYPOGRAPHIC = str.maketrans("\u2018\u2019\u02bc\u201c\u201d\u2013\u2014", "'''\"\"--")
+_WHICH_YEAR = re.compile(r"\b(?:which|what) (?:fiscal |financial |calendar )?year\b", re.I)
 _WHAT_DOES = re.compile(r"^\s*what (?:does|do|did) (?P<subject>.+?) (?P<verb>[a-z]+)\s*\??\s*$", re.I)
 # words that ask to compute, explain or name ("the change in revenue", "the percentage constitution of
 # X in Y", "the reason for the decline", "the name of the song"), name the reporting entity ("the
@@ -353,6 +356,8 @@ def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
     if draft.abstain and templated is None and listed is None and comparison is None and paired is None:
         return Settled([], draft, failure=draft.reason or "the results do not contain the answer")
     items, calculated = [verbatim(i, exposed) for i in answer_items(question, draft.answer)], ""
+    if _WHICH_YEAR.search(question):
+        items = [year_holding(i, exposed) for i in items]
     if templated is not None or listed is not None:  # listed: one cell per year, in the order named
         if templated is not None:
             items, calculated = [format_number(evaluate(templated))], templated
@@ -413,6 +418,21 @@ def verbatim(item: str, results: list[NodeResult]) -> str:
         if len(folded(text)) == len(text) and (found := pattern.search(folded(text))):
             return text[found.start() : found.end()]
     return item
+
+
+def year_holding(item: str, results: list[NodeResult]) -> str:
+    """The year of the one row holding the value the LLM copied, for a question asking which year (it
+    found the row and wrote its value); the item itself when it is a year or no single row holds it."""
+    numbers = numbers_in(item)
+    if len(numbers) != 1 or 1900 <= numbers[0] <= 2100:
+        return item
+    years = {
+        year_of(row)
+        for r in results
+        for row in r.rows
+        if any(is_number(v) and round(float(v), 6) == round(numbers[0], 6) for v in row.values())
+    }
+    return str(years.pop()) if len(years) == 1 and None not in years else item
 
 
 def folded(text: str) -> str:
