@@ -406,3 +406,24 @@ def test_asked_which_year_the_value_the_llm_copied_gives_its_rows_year():
     llm = llm_saying(answer="17", sentence="It was 17 in 2019.", sources=["R1"], abstain=False)
     answer = synthesize("In which year were the integration costs larger?", [costs], llm, Recorder())
     assert answer.value == "2019" and not answer.abstained
+
+
+def test_an_answer_that_repeats_the_question_is_repaired():
+    llm = llm_drafting(
+        {"answer": "five step approach", "sentence": "The five step approach."},
+        {"answer": "identify the contract", "sentence": "Identify the contract.", "sources": ["E1"]},
+    )
+    steps = PASSAGE.model_copy(
+        update={
+            "evidence": [Evidence.of("paragraph", "d/1", (0, 60), "The five step approach: identify the contract.")]
+        }
+    )
+    answer = synthesize("What is the company's five step approach?", [steps], llm, Recorder())
+    assert answer.value == "identify the contract" and "only repeats words" in llm.backend.calls[1][0][-1].content
+
+
+def test_an_alternative_named_in_the_question_is_an_answer():
+    from lakeplanner.execute.synthesize import restates
+
+    assert not restates("Which magazine was started first, Arthur's Magazine or First for Women?", "Arthur's Magazine")
+    assert restates("What is the company's five step approach?", "Five step approach.")

@@ -25,7 +25,7 @@ from lakeplanner.execute.arithmetic import (
     year_arithmetic,
     year_of,
 )
-from lakeplanner.execute.compare import compared
+from lakeplanner.execute.compare import compared, content_words
 from lakeplanner.execute.results import Answer, Citation, NodeResult
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.lineage.steps import Recorder
@@ -44,6 +44,7 @@ ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _EXPRESSION = re.compile(r"^[\d\s.,()+*/-]*\d\s+[-+*/]\s+\(?\s*-?\d[\d\s.,()+*/-]*$")  # spaced: '1-90' is no sum
 _TYPOGRAPHIC = str.maketrans("\u2018\u2019\u02bc\u201c\u201d\u2013\u2014", "'''\"\"--")
+_ALTERNATIVES = re.compile(r"\bor\b|\bwhich\b|\bwho\b|\bwhom\b|\bwhose\b|\bbetween\b", re.I)
 _WHICH_YEAR = re.compile(r"\b(?:which|what) (?:fiscal |financial |calendar )?year\b", re.I)
 _WHAT_DOES = re.compile(r"^\s*what (?:does|do|did) (?P<subject>.+?) (?P<verb>[a-z]+)\s*\??\s*$", re.I)
 # words that ask to compute, explain or name ("the change in revenue", "the percentage constitution of
@@ -376,6 +377,9 @@ def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
             items, calculated = [format_number(evaluate(expression))], expression
         except LakeplannerError as e:
             return Settled([], draft, failure=e.message, repairable=True)
+    if not calculated and items and all(restates(question, item) for item in items):
+        failure = f"the answer {'; '.join(items)!r} only repeats words of the question"
+        return Settled(items, draft, failure=failure, repairable=True)
     c_ground = min((grounding(item, exposed, calculated) for item in items), default=0.0)
     if c_ground == 0.0 and (derived := derivation(numbers_in(normalised("; ".join(items))), exposed)) is not None:
         items, calculated = [format_number(evaluate(derived))], derived  # its arithmetic, redone by the evaluator
@@ -418,6 +422,13 @@ def verbatim(item: str, results: list[NodeResult]) -> str:
         if len(folded(text)) == len(text) and (found := pattern.search(folded(text))):
             return text[found.start() : found.end()]
     return item
+
+
+def restates(question: str, item: str) -> bool:
+    """The item is words of the question ("five step approach" for "What is the company's five step
+    approach?"), where the question offers no alternatives to choose from."""
+    words = content_words(item)
+    return bool(words) and words <= content_words(question) and not _ALTERNATIVES.search(question)
 
 
 def year_holding(item: str, results: list[NodeResult]) -> str:
