@@ -11,6 +11,9 @@ def result(question, rows):
 
 
 BY_YEAR = [result("other by year", [{"value": 44.1, "year": 2019}, {"value": 56.7, "year": 2018}])]
+THREE_YEARS = [
+    result("other", [{"value": 1.5, "year": 2017}, {"value": 2.5, "year": 2018}, {"value": 4.0, "year": 2019}])
+]
 ONE_NODE_PER_YEAR = [
     result("write-offs in the year 2018", [{"_col_0": 1.2}]),
     result("write-offs in 2019", [{"_col_0": 1.6}]),
@@ -28,6 +31,9 @@ ONE_NODE_PER_YEAR = [
         ("What is the ratio of Other in 2018 to 2019?", BY_YEAR, "56.7 / 44.1"),
         ("What was the change in the Other ratio from 2018 to 2019?", BY_YEAR, "44.1 - 56.7"),
         ("What was the change in write-offs between 2018 and 2019?", ONE_NODE_PER_YEAR, "1.6 - 1.2"),
+        ("What was the average Other between 2018-2019?", BY_YEAR, "(56.7 + 44.1) / 2"),
+        ("What was the average Other between 2017-2019?", THREE_YEARS, "(1.5 + 2.5 + 4) / 3"),
+        ("What was the change in Other from 2017 to 2019?", THREE_YEARS, "4 - 1.5"),  # the ends, not a span
         ("What was Other in 2019?", BY_YEAR, None),  # nothing to compute
         ("What was the change in Other from 2017 to 2019?", BY_YEAR, None),  # 2017 not retrieved
     ],

@@ -427,3 +427,11 @@ def test_an_alternative_named_in_the_question_is_an_answer():
 
     assert not restates("Which magazine was started first, Arthur's Magazine or First for Women?", "Arthur's Magazine")
     assert restates("What is the company's five step approach?", "Five step approach.")
+
+
+def test_an_average_over_a_range_of_years_reads_every_year():
+    rows = [{"year": 2017, "value": 1.5}, {"year": 2018, "value": 2.5}, {"year": 2019, "value": 4.0}]
+    other = NodeResult(label="$var_1", tool="sql", source="f", question="other", rows=rows, exposed=True)
+    llm = llm_saying(answer="2.75", sentence="It averaged 2.75.", sources=["R1"], abstain=False)
+    answer = synthesize("What was the average Other between 2017-2019?", [other], llm, Recorder())
+    assert answer.value == "2.67" and "(1.5 + 2.5 + 4) / 3" in answer.text and answer.confidence > 0.9

@@ -33,7 +33,7 @@ _SHARE = re.compile(
     r"\bproportion\b|\bpercentage (?:of|constitution)\b|\bshare of\b|\bwhat percent(?:age)? (?:of|does|is)\b", re.I
 )
 _PERCENT = re.compile(r"\bpercent|%", re.I)
-_YEAR_RANGE = re.compile(r"\b((?:19|20)\d{2})\s+(?:to|through|-)\s+((?:19|20)\d{2})\b")
+_YEAR_RANGE = re.compile(r"\b((?:19|20)\d{2})(?:\s+(?:to|through)\s+|\s*[-\u2013]\s*)((?:19|20)\d{2})\b")
 _SEVERAL = re.compile(
     r"\brespective(?:ly)?\b|\bcomponents\b|\b(?:which|what|the) years\b|\beach\b|\btypes\b|\bcompris|\blisted\b"
     r"|\bregions\b",
@@ -121,9 +121,18 @@ def template_for(question: str) -> Callable[[float, float], str] | None:
     return None
 
 
+def arithmetic_years(question: str) -> list[int]:
+    """The years a templated calculation reads: every listed year of an average ("2017-2019" is three),
+    the two named years of a change, percentage change or ratio; none for other questions."""
+    if _AVERAGE.search(question) and not _CHANGE.search(question):
+        years = listed_years(question)
+        return years if len(years) >= 2 else []
+    years = named_years(question)
+    return years if len(years) == 2 and (template_for(question) is not None or _RATIO.search(question)) else []
+
+
 def asks_year_arithmetic(question: str) -> bool:
-    """A change, percentage change, average or ratio over exactly two named years."""
-    return len(named_years(question)) == 2 and (template_for(question) is not None or bool(_RATIO.search(question)))
+    return bool(arithmetic_years(question))
 
 
 def asks_per_year(question: str) -> bool:
@@ -132,11 +141,9 @@ def asks_per_year(question: str) -> bool:
 
 
 def years_asked(question: str) -> list[int]:
-    """The years a templated answer needs one value each for: two for arithmetic, the listed ones for a
-    per-year list; none for other questions."""
-    if asks_year_arithmetic(question):
-        return named_years(question)
-    return listed_years(question) if asks_per_year(question) else []
+    """The years a templated answer needs one value each for: those of its arithmetic, or the listed ones
+    of a per-year list; none for other questions."""
+    return arithmetic_years(question) or (listed_years(question) if asks_per_year(question) else [])
 
 
 def per_year_values(question: str, results: list[NodeResult]) -> list[float] | None:
@@ -150,14 +157,14 @@ def per_year_values(question: str, results: list[NodeResult]) -> list[float] | N
 
 
 def year_arithmetic(question: str, results: list[NodeResult]) -> str | None:
-    """The expression a change / percentage change / average / ratio question over two named years asks
-    for, with the results' values; None when the question or the values do not fit."""
-    if not asks_year_arithmetic(question):
-        return None
-    years = named_years(question)
+    """The expression a change / percentage change / ratio question over two named years, or an average
+    over the years named, asks for, with the results' values; None when the question or the values do not fit."""
+    years = arithmetic_years(question)
     values = values_by_year(results)
-    if not values or not all(y in values for y in years):
+    if not years or not values or not all(y in values for y in years):
         return None
+    if _AVERAGE.search(question) and not _CHANGE.search(question):
+        return f"({' + '.join(operand(values[y]) for y in years)}) / {len(years)}"
     template = template_for(question)
     if template is None:  # "the ratio of X in 2019 to 2018" (the change in a ratio is a change)
         first, second = years
