@@ -112,3 +112,11 @@ def test_three_rows_are_not_two_items():
 
     rows = [*PAST_DUE[0].rows, {"line_item": "Low risk country", "column_label": "Current", "value": 9.0}]
     assert item_arithmetic("What is the difference between 1-90 and 91-180?", [result("all", rows)]) is None
+
+
+def test_an_average_naming_no_year_is_over_every_year_held():
+    from lakeplanner.execute.arithmetic import all_years_average
+
+    assert all_years_average("What was the average realized losses?", THREE_YEARS) == "(1.5 + 2.5 + 4) / 3"
+    assert all_years_average("What is the weighted-average exchange rate?", THREE_YEARS) is None  # a label
+    assert all_years_average("What was the average Other in 2019?", THREE_YEARS) is None  # one year named

@@ -26,7 +26,7 @@ _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 _FROM_TO = re.compile(r"\bfrom\s+((?:19|20)\d{2})\b.*?\bto\s+((?:19|20)\d{2})\b", re.I)
 _PERCENT_CHANGE = re.compile(r"percent(?:age)?\s+(?:change|increase|decrease|growth)|%\s*change|growth rate", re.I)
 _CHANGE = re.compile(r"\b(?:change|increase|decrease|difference|grow|growth|decline)\b", re.I)
-_AVERAGE = re.compile(r"\b(?:average|mean)\b", re.I)
+_AVERAGE = re.compile(r"(?<!weighted[- ])\b(?:average|mean)\b", re.I)  # a weighted-average rate is a label
 _RATIO = re.compile(r"\bratio\b", re.I)
 _FROM_ITEM = re.compile(r"\bfrom\b", re.I)
 _SHARE = re.compile(
@@ -203,6 +203,17 @@ def item_arithmetic(question: str, results: list[NodeResult]) -> str | None:
     if old == 0 and _PERCENT_CHANGE.search(question):
         return None
     return template(old, new)
+
+
+def all_years_average(question: str, results: list[NodeResult]) -> str | None:
+    """ "The average realized losses", naming no year: the mean over every year the results hold one
+    value for (at least two)."""
+    if not _AVERAGE.search(question) or _CHANGE.search(question) or named_years(question):
+        return None
+    values = values_by_year(results) or {}
+    if len(values) < 2:
+        return None
+    return f"({' + '.join(operand(values[y]) for y in sorted(values))}) / {len(values)}"
 
 
 def numbers_of(row: dict) -> list[float]:

@@ -17,6 +17,7 @@ from simpleeval import InvalidExpression, SimpleEval
 from lakeplanner.contract.models import Contract
 from lakeplanner.errors import LakeplannerError
 from lakeplanner.execute.arithmetic import (
+    all_years_average,
     asks_several,
     derivation,
     is_number,
@@ -353,7 +354,7 @@ def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
     templated = year_arithmetic(question, exposed)
     listed = per_year_values(question, exposed)
     comparison = compared(question, exposed)
-    paired = item_arithmetic(question, exposed)
+    paired = item_arithmetic(question, exposed) or all_years_average(question, exposed)
     if draft.abstain and templated is None and listed is None and comparison is None and paired is None:
         return Settled([], draft, failure=draft.reason or "the results do not contain the answer")
     items, calculated = [verbatim(i, exposed) for i in answer_items(question, draft.answer)], ""
@@ -384,7 +385,7 @@ def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
     if c_ground == 0.0 and (derived := derivation(numbers_in(normalised("; ".join(items))), exposed)) is not None:
         items, calculated = [format_number(evaluate(derived))], derived  # its arithmetic, redone by the evaluator
         c_ground = grounding(items[0], exposed, calculated)
-    if c_ground == 0.0 and paired is not None:  # the LLM's number is not grounded: the two items' template
+    if c_ground == 0.0 and paired is not None:  # the LLM's number is not grounded: the items' or years' template
         items, calculated = [format_number(evaluate(paired))], paired
         c_ground = grounding(items[0], exposed, calculated)
         draft = draft.model_copy(update={"sentence": f"{question.rstrip('?')}: {items[0]}.", "abstain": False})
