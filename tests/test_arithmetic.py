@@ -120,3 +120,19 @@ def test_an_average_naming_no_year_is_over_every_year_held():
     assert all_years_average("What was the average realized losses?", THREE_YEARS) == "(1.5 + 2.5 + 4) / 3"
     assert all_years_average("What is the weighted-average exchange rate?", THREE_YEARS) is None  # a label
     assert all_years_average("What was the average Other in 2019?", THREE_YEARS) is None  # one year named
+
+
+@pytest.mark.parametrize(
+    ("question", "year"),
+    [
+        ("In which year was Other higher?", 2019),
+        ("In which year was Other the lowest?", 2017),
+        ("Between 2017 and 2018, which year has higher Other?", 2018),
+        ("In which year was Other less than 2.0?", None),  # a threshold, not a comparison
+        ("What was Other in 2019?", None),
+    ],
+)
+def test_the_year_of_the_largest_or_smallest_value(question, year):
+    from lakeplanner.execute.arithmetic import extreme_year
+
+    assert extreme_year(question, THREE_YEARS) == year

@@ -435,3 +435,11 @@ def test_an_average_over_a_range_of_years_reads_every_year():
     llm = llm_saying(answer="2.75", sentence="It averaged 2.75.", sources=["R1"], abstain=False)
     answer = synthesize("What was the average Other between 2017-2019?", [other], llm, Recorder())
     assert answer.value == "2.67" and "(1.5 + 2.5 + 4) / 3" in answer.text and answer.confidence > 0.9
+
+
+def test_which_year_was_higher_is_decided_over_the_values_whatever_the_llm_says():
+    rows = [{"year": 2019, "value": 17.0}, {"year": 2018, "value": 4.0}]
+    costs = NodeResult(label="$var_1", tool="sql", source="f", question="costs", rows=rows, exposed=True)
+    llm = llm_saying(answer="2018", sentence="It was larger in 2018.", sources=["R1"], abstain=False)
+    answer = synthesize("In which year were the integration costs larger?", [costs], llm, Recorder())
+    assert answer.value == "2019" and "2018" not in answer.text

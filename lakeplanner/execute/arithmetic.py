@@ -10,6 +10,9 @@ Two items: "the difference between 1-90 and 91-180 days past due" over two rows 
 the first named minus the second ("from A to B": B minus A); "what percentage of the total X is Y" is the
 smaller of the two over the larger. Both apply only when the LLM's own answer is not grounded.
 
+"In which year was X higher?" is the year of the largest value the results hold per year; "the average X"
+naming no year is the mean over every year held (when the LLM's own answer is not grounded).
+
 Derivations: a number the LLM computed anyway (302 - 148 written as 154) is traced to a simple
 expression over two cells, which the evaluator then redoes.
 """
@@ -28,6 +31,9 @@ _PERCENT_CHANGE = re.compile(r"percent(?:age)?\s+(?:change|increase|decrease|gro
 _CHANGE = re.compile(r"\b(?:change|increase|decrease|difference|grow|growth|decline)\b", re.I)
 _AVERAGE = re.compile(r"(?<!weighted[- ])\b(?:average|mean)\b", re.I)  # a weighted-average rate is a label
 _RATIO = re.compile(r"\bratio\b", re.I)
+_WHICH_YEAR = re.compile(r"\b(?:which|what) (?:fiscal |financial |calendar )?year\b", re.I)
+_MOST = re.compile(r"\b(?:higher|highest|larger|largest|greater|greatest|bigger|biggest|more|most)\b(?!\s+than)", re.I)
+_LEAST = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer|fewest)\b(?!\s+than)", re.I)
 _FROM_ITEM = re.compile(r"\bfrom\b", re.I)
 _SHARE = re.compile(
     r"\bproportion\b|\bpercentage (?:of|constitution)\b|\bshare of\b|\bwhat percent(?:age)? (?:of|does|is)\b", re.I
@@ -203,6 +209,28 @@ def item_arithmetic(question: str, results: list[NodeResult]) -> str | None:
     if old == 0 and _PERCENT_CHANGE.search(question):
         return None
     return template(old, new)
+
+
+def asks_which_year(question: str) -> bool:
+    return bool(_WHICH_YEAR.search(question))
+
+
+def extreme_year(question: str, results: list[NodeResult]) -> int | None:
+    """ "In which year was X higher?": the year whose one value is the largest (or, asked lower, the
+    smallest) of those the results hold, among the years the question names when it names two or more.
+    None for a threshold ("less than -3,000") or a tie."""
+    most, least = _MOST.search(question), _LEAST.search(question)
+    if not asks_which_year(question) or bool(most) == bool(least):
+        return None
+    values = values_by_year(results) or {}
+    named = [y for y in named_years(question) if y in values]
+    if len(named) >= 2:
+        values = {y: values[y] for y in named}
+    if len(values) < 2:
+        return None
+    best = (max if most else min)(values.values())
+    years = [y for y, v in values.items() if v == best]
+    return years[0] if len(years) == 1 else None
 
 
 def all_years_average(question: str, results: list[NodeResult]) -> str | None:

@@ -19,7 +19,9 @@ from lakeplanner.errors import LakeplannerError
 from lakeplanner.execute.arithmetic import (
     all_years_average,
     asks_several,
+    asks_which_year,
     derivation,
+    extreme_year,
     is_number,
     item_arithmetic,
     per_year_values,
@@ -46,7 +48,6 @@ _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _EXPRESSION = re.compile(r"^[\d\s.,()+*/-]*\d\s+[-+*/]\s+\(?\s*-?\d[\d\s.,()+*/-]*$")  # spaced: '1-90' is no sum
 _TYPOGRAPHIC = str.maketrans("\u2018\u2019\u02bc\u201c\u201d\u2013\u2014", "'''\"\"--")
 _ALTERNATIVES = re.compile(r"\bor\b|\bwhich\b|\bwho\b|\bwhom\b|\bwhose\b|\bbetween\b", re.I)
-_WHICH_YEAR = re.compile(r"\b(?:which|what) (?:fiscal |financial |calendar )?year\b", re.I)
 _WHAT_DOES = re.compile(r"^\s*what (?:does|do|did) (?P<subject>.+?) (?P<verb>[a-z]+)\s*\??\s*$", re.I)
 # words that ask to compute, explain or name ("the change in revenue", "the percentage constitution of
 # X in Y", "the reason for the decline", "the name of the song"), name the reporting entity ("the
@@ -354,17 +355,21 @@ def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
     templated = year_arithmetic(question, exposed)
     listed = per_year_values(question, exposed)
     comparison = compared(question, exposed)
+    extreme = extreme_year(question, exposed)
     paired = item_arithmetic(question, exposed) or all_years_average(question, exposed)
-    if draft.abstain and templated is None and listed is None and comparison is None and paired is None:
+    computed = templated is not None or listed is not None or extreme is not None
+    if draft.abstain and not computed and comparison is None and paired is None:
         return Settled([], draft, failure=draft.reason or "the results do not contain the answer")
     items, calculated = [verbatim(i, exposed) for i in answer_items(question, draft.answer)], ""
-    if _WHICH_YEAR.search(question):
+    if asks_which_year(question):
         items = [year_holding(i, exposed) for i in items]
-    if templated is not None or listed is not None:  # listed: one cell per year, in the order named
+    if computed:  # listed: one cell per year, in the order named; extreme: the year of the largest or smallest
         if templated is not None:
             items, calculated = [format_number(evaluate(templated))], templated
-        else:
+        elif listed is not None:
             items = [format_number(v) for v in listed]
+        else:
+            items = [str(extreme)]
         if draft.abstain or not all(i in draft.sentence for i in items):  # the sentence would state other numbers
             stated = f"{question.rstrip('?')}: {', '.join(items)}."
             draft = draft.model_copy(update={"sentence": stated, "abstain": False})
