@@ -64,6 +64,10 @@ def test_predicted_scale():
     assert predicted_scale("What are the contract types?", ["fixed price"], texts) == ""
     declared_later = ["Balance", "losses of $23 million expire", "tax benefits are as follows (in thousands):"]
     assert predicted_scale("What is the change in the balance?", ["-362"], declared_later) == "thousand"
+    restated = ["Cash from operations consisted of $24.2 million of net income and other items."]
+    assert predicted_scale("What were non-cash charges?", ["47,625"], ["Net income", "$24,193"], restated) == "thousand"
+    elsewhere = ["The company raised $145.0 million."]
+    assert predicted_scale("What were non-cash charges?", ["47,625"], ["Net income", "$24,193"], elsewhere) == "million"
 
 
 def test_report_pairs_methods_on_the_same_questions(tmp_path):
