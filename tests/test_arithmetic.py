@@ -27,6 +27,7 @@ ONE_NODE_PER_YEAR = [
         ("What was the change in Other from 2019 to 2018?", BY_YEAR, "56.7 - 44.1"),
         ("What is the percentage change in Other from 2018 to 2019?", BY_YEAR, "(44.1 - 56.7) / 56.7 * 100"),
         ("What was the average Other for 2018 and 2019?", BY_YEAR, "(56.7 + 44.1) / 2"),
+        ("What was the absolute percentage change in Other between 2018 and 2019?", BY_YEAR, "44.1 - 56.7"),
         ("What is the ratio of Other in fiscal 2019 to fiscal 2018?", BY_YEAR, "44.1 / 56.7"),
         ("What is the ratio of Other in 2018 to 2019?", BY_YEAR, "56.7 / 44.1"),
         ("What was the change in the Other ratio from 2018 to 2019?", BY_YEAR, "44.1 - 56.7"),

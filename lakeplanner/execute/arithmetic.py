@@ -27,6 +27,7 @@ from lakeplanner.execute.results import NodeResult
 
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 _FROM_TO = re.compile(r"\bfrom\s+((?:19|20)\d{2})\b.*?\bto\s+((?:19|20)\d{2})\b", re.I)
+_ABSOLUTE = re.compile(r"\babsolute\b", re.I)  # "the absolute percentage change" is the change in points
 _PERCENT_CHANGE = re.compile(r"percent(?:age)?\s+(?:change|increase|decrease|growth)|%\s*change|growth rate", re.I)
 _CHANGE = re.compile(r"\b(?:change|increase|decrease|difference|grow|growth|decline)\b", re.I)
 _AVERAGE = re.compile(r"(?<!weighted[- ])\b(?:average|mean)\b", re.I)  # a weighted-average rate is a label
@@ -118,7 +119,7 @@ def operand(value: float) -> str:
 
 
 def template_for(question: str) -> Callable[[float, float], str] | None:
-    if _PERCENT_CHANGE.search(question):
+    if _PERCENT_CHANGE.search(question) and not _ABSOLUTE.search(question):
         return lambda old, new: f"({operand(new)} - {operand(old)}) / {operand(old)} * 100"
     if _CHANGE.search(question):
         return lambda old, new: f"{operand(new)} - {operand(old)}"
