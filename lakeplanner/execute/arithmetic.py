@@ -100,7 +100,7 @@ def values_by_year(results: list[NodeResult]) -> dict[int, float] | None:
     found: dict[int, float] = {}
     for result in results:
         for row in result.rows:
-            numbers = [v for k, v in row.items() if is_number(v) and k not in YEAR_COLUMNS]
+            numbers = numbers_of(row)
             if len(numbers) != 1:
                 continue
             year = year_of(row)
@@ -131,11 +131,16 @@ def template_for(question: str) -> Callable[[float, float], str] | None:
 def arithmetic_years(question: str) -> list[int]:
     """The years a templated calculation reads: every listed year of an average ("2017-2019" is three),
     the two named years of a change, percentage change or ratio; none for other questions."""
-    if _AVERAGE.search(question) and not _CHANGE.search(question):
+    if asks_average(question):
         years = listed_years(question)
         return years if len(years) >= 2 else []
     years = named_years(question)
     return years if len(years) == 2 and (template_for(question) is not None or _RATIO.search(question)) else []
+
+
+def asks_average(question: str) -> bool:
+    """An average, not the change in one ("the change in the average life expectancy")."""
+    return bool(_AVERAGE.search(question)) and not _CHANGE.search(question)
 
 
 def asks_year_arithmetic(question: str) -> bool:
@@ -170,7 +175,7 @@ def year_arithmetic(question: str, results: list[NodeResult]) -> str | None:
     values = values_by_year(results)
     if not years or not values or not all(y in values for y in years):
         return None
-    if _AVERAGE.search(question) and not _CHANGE.search(question):
+    if asks_average(question):
         return f"({' + '.join(operand(values[y]) for y in years)}) / {len(years)}"
     template = template_for(question)
     if template is None:  # "the ratio of X in 2019 to 2018" (the change in a ratio is a change)
@@ -187,8 +192,8 @@ def item_arithmetic(question: str, results: list[NodeResult]) -> str | None:
     """The expression a change / percentage change / average / ratio / share question over two named
     items asks for, when the results hold exactly two rows of one value each and each row's distinguishing label
     appears in the question; the labels' order in the question orders the operands."""
-    template = template_for(question)
-    if template is None and not _RATIO.search(question) and not _SHARE.search(question):
+    template, ratio = template_for(question), _RATIO.search(question)
+    if template is None and not ratio and not _SHARE.search(question):
         return None
     rows = [row for r in results for row in r.rows if len(numbers_of(row)) == 1]
     if len(rows) != 2:
@@ -197,7 +202,7 @@ def item_arithmetic(question: str, results: list[NodeResult]) -> str | None:
     if None in at or at[0] == at[1]:
         return None
     first, second = (numbers_of(row)[0] for row in (rows if at[0] < at[1] else rows[::-1]))
-    if template is None and not _RATIO.search(question):  # a part of a total: the smaller of the larger
+    if template is None and not ratio:  # a part of a total: the smaller of the larger
         part, total = sorted((first, second))
         scale = " * 100" if _PERCENT.search(question) else ""
         return f"{operand(part)} / {operand(total)}{scale}" if part > 0 else None
@@ -237,7 +242,7 @@ def extreme_year(question: str, results: list[NodeResult]) -> int | None:
 def all_years_average(question: str, results: list[NodeResult]) -> str | None:
     """ "The average realized losses", naming no year: the mean over every year the results hold one
     value for (at least two)."""
-    if not _AVERAGE.search(question) or _CHANGE.search(question) or named_years(question):
+    if not asks_average(question) or named_years(question):
         return None
     values = values_by_year(results) or {}
     if len(values) < 2:
