@@ -462,6 +462,17 @@ def test_a_statement_that_matches_nothing_is_rewritten_with_the_category_values(
     assert "matched nothing" in llm.backend.calls[1][0][-1].content
 
 
+def test_a_step_that_lost_the_row_the_question_names_is_told_it(sample_lake):
+    lake, _ = sample_lake
+    step = node("$var_1", "sql", "customers", "count the customers", should_expose_answer=True)
+    plan = Plan(question="How many customers are in the Enterprise segment?", nodes=(step,))
+    llm = scripted(sql=[{"sql": "SELECT count(*) AS n FROM customers WHERE segment = 'Enterprise'"}])
+    [result] = Executor(lake, llm, SERIAL).run(plan)
+    assert result.ok and result.rows[0]["n"] == 14
+    prompt = llm.backend.calls[0][0][-1].content
+    assert "The question names the rows: customers.segment = 'Enterprise'" in prompt
+
+
 def test_after_a_miss_the_values_of_the_filtered_column_are_told_and_counted(sample_lake):
     lake, _ = sample_lake
     miss = "SELECT count(*) AS n FROM customers WHERE segment = 'Big accounts' HAVING count(*) > 0"
@@ -586,6 +597,10 @@ def report_lake(tmp_path_factory):
         # a "percentage" per year (x / x * 100 = 100 each year): its own arithmetic, replaced by the values
         "SELECT sum(value) / sum(value) * 100 AS pct, year FROM sales WHERE line_item = 'Fixed Price' "
         "AND year IN (2018, 2019) GROUP BY year",
+        # no item and no value: the row the question names is looked up
+        "SELECT year FROM sales WHERE year IN (2018, 2019)",
+        # every item averaged per year (the step lost the item): replaced by the named row's values
+        "SELECT avg(value) AS v, year FROM sales WHERE year IN (2018, 2019) GROUP BY year",
     ],
 )
 def test_a_year_change_is_computed_from_one_value_per_named_year_whatever_sql_the_llm_wrote(report_lake, written):
@@ -609,3 +624,24 @@ def test_a_year_change_is_computed_from_one_value_per_named_year_whatever_sql_th
     assert "values per named year" not in result.sql[0].sql and len(result.sql) == 2
     assert answer.value == "26.71" and "(1452.4 - 1146.2) / 1146.2 * 100" in answer.text, (answer.reason, result.rows)
     assert len([c for c in answer.citations if c.kind == "row"]) >= 2
+
+
+def test_which_year_reads_every_year_of_the_row_the_question_names(report_lake):
+    question = "In which year was Fixed Price higher?"
+    plan = {
+        "nodes": [
+            {
+                "question": "the year with the highest value",
+                "tool": "sql",
+                "source": "sales",
+                "should_expose_answer": True,
+                "answer_description": "a year",
+            }
+        ]
+    }
+    draft = {"answer": "2018", "sentence": "2018.", "sources": ["R1"], "abstain": False}
+    llm = scripted(plan=plan, sql={"sql": "SELECT year FROM sales"}, draft=draft)
+    answer = report_lake.ask(question, llm=llm, settings=SERIAL, use_cache=False)
+    [result] = answer.nodes
+    assert {(r["year"], r["value"]) for r in result.rows} == {(2019, 1452.4), (2018, 1146.2)}
+    assert answer.value == "2019", (answer.reason, answer.text)

@@ -165,3 +165,18 @@ def test_an_aggregate_over_compared_values_is_grouped_by_them():
         assert group_compared_values(parse_select(untouched)) == []
     bound = parse_select("SELECT SUM(total) FROM invoices WHERE customer_id IN ('C1', 'C2')")
     assert group_compared_values(bound, keep={"C1", "C2"}) == []
+
+
+def test_a_row_the_question_names_but_the_step_lost_is_found():
+    from lakeplanner.execute.sql import lost_values
+
+    held = {
+        "financials.section": ["Cost of revenue", "Includes stock-based compensation of"],
+        "financials.line_item": ["Total cost of revenue", "Services", "Maintenance", "Total"],
+        "financials.column_label": ["2019 Amount", "2018 Amount"],
+    }
+    asked = "What is the average total cost of revenue for 2018 and 2019?"
+    lost = lost_values(held, "average of the value column for 2018 and 2019", asked)
+    assert lost == {"financials.line_item": ["Total cost of revenue"]}  # not the broader section
+    assert lost_values(held, "total cost of revenue in 2018 and 2019", asked) == {}
+    assert lost_values(held, "the value of Services in 2019", "What was Services worth in 2019?") == {}

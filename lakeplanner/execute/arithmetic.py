@@ -158,6 +158,13 @@ def years_asked(question: str) -> list[int]:
     return arithmetic_years(question) or (listed_years(question) if asks_per_year(question) else [])
 
 
+def asks_every_year(question: str) -> bool:
+    """A templated answer that reads every year the table holds: "in which year was X higher" naming
+    fewer than two years, or an average naming none."""
+    years = named_years(question)
+    return (asks_which_year(question) and len(years) < 2) or (asks_average(question) and not years)
+
+
 def per_year_values(question: str, results: list[NodeResult]) -> list[float] | None:
     """The values a per-year question asks for, in the order it names the years; None when a year has
     no single value in the results."""

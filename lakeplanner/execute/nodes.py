@@ -11,7 +11,7 @@ import pyarrow as pa
 from lakeplanner.contract.links import DocumentIndex
 from lakeplanner.errors import EngineError, LakeplannerError, LLMUnavailableError
 from lakeplanner.execute import sql as sqlnode
-from lakeplanner.execute.arithmetic import values_by_year, year_of, years_asked
+from lakeplanner.execute.arithmetic import asks_every_year, values_by_year, year_of, years_asked
 from lakeplanner.execute.engines import get_engine
 from lakeplanner.execute.hseq import Budget, package
 from lakeplanner.execute.results import NodeResult
@@ -118,20 +118,26 @@ def run_statement(engine, statement, recorder: Recorder, **attributes):
     return scan
 
 
-def add_year_values(question, written, result: NodeResult, engine, schema, keys, settings, recorder) -> None:
-    """A change, percentage change, average or ratio over two named years, or a list of values for named
-    years, is answered by its template from one value per year (execute/arithmetic.py). When the statement
-    the LLM wrote does not show them (it computed the change itself, or summed both years into each row),
-    the engine is asked for them: the same filters, the year column and the value column, for the named
-    years. Their rows join the node's, cited like them; when the statement computed its own arithmetic over
-    the years (a percentage per year of x / x * 100), they replace its rows."""
+def add_year_values(
+    question, written, result: NodeResult, engine, schema, keys, settings, recorder, named: dict[str, str]
+) -> None:
+    """A change, percentage change, average or ratio over two named years, a list of values for named
+    years, or the year with the highest value, is answered by its template from one value per year
+    (execute/arithmetic.py). When the statement the LLM wrote does not show them (it computed the change
+    itself, summed both years into each row, or read no value), the engine is asked for them: the same
+    filters (or, when it has none, the row the question names: `named`), the year column and the value
+    column, for the named years or every year. Their rows join the node's, cited like them; they replace
+    its rows when the statement computed its own arithmetic over the years (a percentage per year of
+    x / x * 100), or filtered on no item while the question names one (an average over every item)."""
     years = years_asked(question)
-    if not years:
+    if not years and not asks_every_year(question):
         return
-    computed = sqlnode.computes_arithmetic(written)
-    if not computed and all(y in (values_by_year([result]) or {}) for y in years):
+    # rows to replace: the statement's own arithmetic, or values of no item the question names
+    replaced = sqlnode.computes_arithmetic(written) or bool(named and not sqlnode.item_filters(written))
+    held = values_by_year([result]) or {}
+    if not replaced and (all(y in held for y in years) if years else len(held) >= 2):
         return
-    lookup = sqlnode.year_values_statement(written, schema.tables, years)
+    lookup = sqlnode.year_values_statement(written, schema.tables, years, named)
     if lookup is None:
         return
     table = lookup.find(sqlnode.exp.Table).name
@@ -141,9 +147,10 @@ def add_year_values(question, written, result: NodeResult, engine, schema, keys,
     except (sqlnode.SqlError, sqlnode.SqlRuntimeError):
         return
     rows, row_keys, _ = rows_and_keys(scan.table, settings.row_cap)
-    if sorted(year_of(r) for r in rows) != sorted(years):  # one value per year, or nothing is added
+    found = [year_of(r) for r in rows]
+    if not one_per_year(found, years):  # one value per year, or nothing is added
         return
-    if computed:
+    if replaced:
         result.rows, result.rows_total, result.columns, result.row_keys = [], 0, [], {}
     result.rows += rows
     result.rows_total += len(rows)
@@ -151,6 +158,12 @@ def add_year_values(question, written, result: NodeResult, engine, schema, keys,
     found = [key for keys_of_alias in row_keys.values() for key in keys_of_alias]
     result.row_keys[table] = list(dict.fromkeys(result.row_keys.get(table, []) + found))
     result.sql.append(sqlnode.run_record(statement, engine.name, scan))
+
+
+def one_per_year(found: list[int | None], years: list[int]) -> bool:
+    if years:
+        return sorted(found, key=str) == sorted(years)
+    return len(found) >= 2 and None not in found and len(set(found)) == len(found)
 
 
 def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:
@@ -168,15 +181,17 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     feedback = None
     sql = node.sql
     categories = sqlnode.category_values(lake, contract, tables, node.question)
+    lost = sqlnode.lost_values(categories, node.question, asked) if asked else {}
     named = sqlnode.named_values(categories, node.question)
     told = 0  # characters of held values the feedback shows
     bindings = bound_values(node, inputs)
     bound_literals = {str(v) for columns in bindings.values() for values in columns.values() for v in values}
     for attempt in range(settings.sql_retries + 1):
         if sql is None or feedback is not None:
-            messages = sqlnode.sql_messages(node, contract, tables, bound, feedback, named)
+            messages = sqlnode.sql_messages(node, contract, tables, bound, feedback, named, lost)
             # bound values stay out of the prompt; example and category values are lake data shown
-            shown = sqlnode.examples_chars(contract, tables) + sqlnode.values_chars(named) + told
+            shown = sqlnode.examples_chars(contract, tables) + told
+            shown += sqlnode.values_chars(named) + sqlnode.values_chars(lost)
             sql = recorder.complete(
                 services.llm, "sql.write", messages, sqlnode.SqlDraft, max_tokens=300, data_chars=shown
             ).value.sql
@@ -207,7 +222,8 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
         result.sql.append(sqlnode.run_record(statement, engine.name, scan))
         result.advice = []
         if node.should_expose_answer:
-            add_year_values(asked or node.question, written, result, engine, schema, keys, settings, recorder)
+            row = sqlnode.named_row(categories, asked or node.question)
+            add_year_values(asked or node.question, written, result, engine, schema, keys, settings, recorder, row)
         return result
     result.error = f"no runnable SQL after {settings.sql_retries + 1} attempts: {feedback}"
     return result

@@ -51,6 +51,7 @@ is done later. Reply with JSON \
 
 MAX_CATEGORY_VALUES, SHOWN_CATEGORY_VALUES, MAX_CATEGORY_TABLE_ROWS = 60, 30, 100_000
 MAX_COMPARED = 5
+NUMERIC = (FieldType.integer, FieldType.number)
 
 
 class SqlError(LakeplannerError):
@@ -127,6 +128,34 @@ def named_values(categories: dict[str, list[str]], question: str) -> dict[str, l
     asked = content_stems(question)
     shown = {column: [v for v in values if asked & content_stems(v)] for column, values in categories.items()}
     return {column: values[:SHOWN_CATEGORY_VALUES] for column, values in shown.items() if values}
+
+
+def lost_values(categories: dict[str, list[str]], sub_question: str, asked: str) -> dict[str, list[str]]:
+    """The category values the user's question names in full while the step's sub-question names no
+    value of that column: the planner wrote "the value for 2018 and 2019" for "the total cost of
+    revenue in 2018 and 2019", and the SQL would have nothing to filter on. Only the most specific
+    are kept, over all columns ("Total cost of revenue", not also the section "Cost of revenue").
+    With no sub-question: the rows the question names."""
+    in_question, in_step = content_stems(asked), content_stems(sub_question)
+    named: list[tuple[str, str, set[str]]] = []
+    for column, values in categories.items():
+        stems = {v: s for v in values if (s := content_stems(v)) and any(w.isalpha() for w in s)}
+        if not any(s <= in_step for s in stems.values()):
+            named += [(column, v, s) for v, s in stems.items() if s <= in_question]
+    lost: dict[str, list[str]] = {}
+    for column, value, stems in named:
+        if not any(stems < other for _, _, other in named):
+            lost.setdefault(column, []).append(value)
+    return {column: values[:MAX_COMPARED] for column, values in lost.items()}
+
+
+def named_row(categories: dict[str, list[str]], question: str) -> dict[str, str]:
+    """table.column -> value: the one row the question names; empty when it names none, or several
+    values of one column ("trade receivables up to three months": the total or the part?)."""
+    named = lost_values(categories, "", question)
+    if any(len(values) > 1 for values in named.values()):
+        return {}
+    return {column: values[0] for column, values in named.items()}
 
 
 def filtered_values(statement: exp.Select, categories: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -228,40 +257,51 @@ def computes_arithmetic(statement: exp.Select) -> bool:
     return any(e.find(exp.Add, exp.Sub, exp.Mul, exp.Div) is not None for e in statement.expressions)
 
 
+def item_filters(statement: exp.Select) -> dict[str, set[str]]:
+    """column -> the strings the statement compares it with (`line_item = 'Total'`), wherever they sit;
+    a label that names a year ('June 1, 2019') selects a year, not the item, and is left out."""
+    filters: dict[str, set[str]] = {}
+    for condition in statement.find_all(exp.EQ):
+        sides = [condition.this, condition.expression]
+        column = next((c for c in sides if isinstance(c, exp.Column)), None)
+        literal = next((c for c in sides if isinstance(c, exp.Literal) and c.is_string), None)
+        if column is not None and literal is not None and not named_years(literal.this):
+            filters.setdefault(column.name, set()).add(literal.this)
+    return filters
+
+
 def year_values_statement(
-    statement: exp.Select, tables: dict[str, dict[str, FieldType]], years: Sequence[int]
+    statement: exp.Select,
+    tables: dict[str, dict[str, FieldType]],
+    years: Sequence[int],
+    named: dict[str, str] | None = None,
 ) -> exp.Select | None:
     """For a question over named years ("the change in X from 2018 to 2019", "X in 2019 and 2018
-    respectively"): one value per year of what the statement filters on. The statement's string filters
-    on its one table (wherever they sit, subqueries too) are kept, except on a label that names a year; its
-    year filter becomes the named years, and it selects the year column and the one numeric column it
-    reads. None when it reads several tables, several numeric columns, or filters on no item."""
+    respectively"): one value per year of what the statement filters on. The statement's item_filters on
+    its one table are kept; it selects the year column and the one numeric column the statement reads,
+    for the named years (no `years`: every year). `named` (table.column -> value: the row the question
+    names) stands in for a statement that filters on no item, and the table's one numeric column for one
+    that reads none. None when it reads several tables or numeric columns, or nothing names the item."""
     read = {t.name for t in statement.find_all(exp.Table)}
     if len(read) != 1:
         return None
     table = read.pop()
     columns = tables.get(table, {})
     year = next((c for c in YEAR_COLUMNS if c in columns), None)
-    numeric = {
-        c.name
-        for c in statement.find_all(exp.Column)
-        if columns.get(c.name) in (FieldType.integer, FieldType.number) and c.name != year
-    }
+    numeric = {c.name for c in statement.find_all(exp.Column) if columns.get(c.name) in NUMERIC and c.name != year}
+    if not numeric:
+        numeric = {c for c, t in columns.items() if t in NUMERIC and c != year and not c.startswith("_lp_")}
     if year is None or len(numeric) != 1:
         return None
-    filters = {}
-    for condition in statement.find_all(exp.EQ):
-        sides = [condition.this, condition.expression]
-        column = next((c for c in sides if isinstance(c, exp.Column)), None)
-        literal = next((c for c in sides if isinstance(c, exp.Literal) and c.is_string), None)
-        if column is None or literal is None or column.name not in columns or column.name == year:
-            continue
-        if not named_years(literal.this):  # a label naming a year ('June 1, 2019') selects a year, not the item
-            filters.setdefault(column.name, set()).add(literal.this)
+    filters = {column: held for column, held in item_filters(statement).items() if column in columns}
+    filters.pop(year, None)
+    if not filters:
+        filters = {key.split(".", 1)[1]: {value} for key, value in (named or {}).items() if key.startswith(f"{table}.")}
     if not filters or any(len(values) > 1 for values in filters.values()):
         return None
     where = [exp.column(name).eq(exp.Literal.string(values.pop())) for name, values in sorted(filters.items())]
-    where.append(exp.column(year).isin(*[exp.Literal.number(y) for y in years]))
+    if years:
+        where.append(exp.column(year).isin(*[exp.Literal.number(y) for y in years]))
     return exp.select(exp.column(year), exp.column(numeric.pop())).from_(table).where(exp.and_(*where))
 
 
@@ -272,10 +312,14 @@ def sql_messages(
     bound: dict[str, int],
     feedback: str | None = None,
     categories: dict[str, list[str]] | None = None,
+    lost: dict[str, list[str]] | None = None,
 ) -> list[Message]:
     """bound: `$var_n.column` -> number of values it holds (the values stay out of the prompt);
-    categories: the values to list, as named_values chose them."""
+    categories: the values to list, as named_values chose them; lost: lost_values."""
     ask = f"Sub-question: {node.question}"
+    if lost:
+        named = "; ".join(f"{column} = " + " or ".join(f"'{v}'" for v in values) for column, values in lost.items())
+        ask += f"\nThe question names the rows: {named} (filter on them)"
     if node.returns:
         ask += f"\nReturn at least: {', '.join(node.returns)}"
     if bound:
