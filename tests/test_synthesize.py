@@ -443,3 +443,55 @@ def test_which_year_was_higher_is_decided_over_the_values_whatever_the_llm_says(
     llm = llm_saying(answer="2018", sentence="It was larger in 2018.", sources=["R1"], abstain=False)
     answer = synthesize("In which year were the integration costs larger?", [costs], llm, Recorder())
     assert answer.value == "2019" and "2018" not in answer.text
+
+
+@pytest.mark.parametrize(
+    "question, passage, span",
+    [  # TAT-QA dev passages
+        (
+            "What do purchase obligations represent?",
+            "Purchase obligations represent an estimate of open purchase orders and contractual obligations "
+            "in the normal course of business. Other items follow.",
+            "an estimate of open purchase orders and contractual obligations in the normal course of business",
+        ),
+        (
+            "What were the pro-forma adjustments mainly comprised of?",
+            "The pro-forma adjustments are mainly comprised of acquired inventory fair value costs and "
+            "amortization of purchased intangible assets.",
+            "acquired inventory fair value costs and amortization of purchased intangible assets",
+        ),
+        (
+            "What does the company's compensation plan allow?",
+            "We have a non-qualified deferred compensation plan that allows a group of employees within the "
+            "U.S. to contribute base salary on a tax deferred basis.",
+            "a group of employees within the U.S. to contribute base salary on a tax deferred basis",
+        ),
+        (
+            "What is the company's five step approach?",
+            "The Company applies the following five step approach: (1) identify the contract, (2) determine the price.",
+            "(1) identify the contract, (2) determine the price",
+        ),
+        (
+            "What is Tax Fees?",
+            "Tax Fees include fees billed for tax compliance services.",
+            "fees billed for tax compliance services",
+        ),
+        ("What does the table show?", "The table shows revenue by segment.", None),  # not a definition
+        ("What was the revenue in 2019?", "The revenue in 2019 was up strongly on volume.", None),
+    ],
+)
+def test_a_definition_is_read_off_the_passage_that_states_it(question, passage, span):
+    from lakeplanner.execute.definitions import defined_span
+
+    found = PASSAGE.model_copy(update={"evidence": [Evidence.of("paragraph", "d/1", (0, len(passage)), passage)]})
+    defined = defined_span(question, [found])
+    assert (defined[2] if defined else None) == span
+
+
+def test_a_definition_answers_when_the_llm_only_repeats_the_question():
+    text = "Purchase obligations represent an estimate of open purchase orders."
+    found = PASSAGE.model_copy(update={"evidence": [Evidence.of("paragraph", "d/7", (10, 10 + len(text)), text)]})
+    llm = llm_saying(answer="purchase obligations", sentence="Purchase obligations.", sources=[])
+    answer = synthesize("What do purchase obligations represent?", [found], llm, Recorder())
+    assert answer.value == "an estimate of open purchase orders" and not answer.abstained
+    assert [(c.kind, c.start) for c in answer.citations] == [("span", 10)]

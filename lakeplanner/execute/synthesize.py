@@ -29,6 +29,7 @@ from lakeplanner.execute.arithmetic import (
     year_of,
 )
 from lakeplanner.execute.compare import compared, content_words
+from lakeplanner.execute.definitions import defined_span
 from lakeplanner.execute.results import Answer, Citation, NodeResult
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.lineage.steps import Recorder
@@ -326,6 +327,8 @@ def synthesize(
         if outcome.c_ground > 0.0 or not outcome.repairable:
             break
         messages = [*messages, assistant(draft.model_dump_json()), user(repair_request(outcome.failure))]
+    if outcome.c_ground == 0.0 and (defined := defined_span(question, exposed)) is not None:
+        outcome = definition(question, outcome.draft, defined, index, exposed)
     if outcome.c_ground == 0.0:
         return abstain(answer, outcome.failure, started)
     answer.value, answer.items = "; ".join(outcome.items), outcome.items
@@ -403,6 +406,21 @@ def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
         failure = f"the answer {said!r} is not supported by the retrieved rows or passages"
         return Settled(items, draft, failure=failure, repairable=True)
     return Settled(items, draft, c_ground, calculated)
+
+
+def definition(
+    question: str,
+    draft: Draft,
+    defined: tuple[NodeResult, int, str],
+    index: dict[str, tuple[NodeResult, int | None]],
+    exposed: list[NodeResult],
+) -> Settled:
+    """The span a passage states for "what does X represent?", when the LLM's answers failed; cited."""
+    result, i, span = defined
+    source = next(key for key, (r, j) in index.items() if r is result and j == i)
+    sentence = f"{question.rstrip('?')}: {span}."
+    draft = draft.model_copy(update={"sentence": sentence, "sources": [source], "abstain": False})
+    return Settled([span], draft, grounding(span, exposed))
 
 
 def repair_request(failure: str) -> str:
