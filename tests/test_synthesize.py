@@ -495,3 +495,10 @@ def test_a_definition_answers_when_the_llm_only_repeats_the_question():
     answer = synthesize("What do purchase obligations represent?", [found], llm, Recorder())
     assert answer.value == "an estimate of open purchase orders" and not answer.abstained
     assert [(c.kind, c.start) for c in answer.citations] == [("span", 10)]
+
+
+def test_a_percentage_change_over_a_divisor_of_two_point_something_is_grounded():
+    rows = [{"year": 2019, "value": 3.1}, {"year": 2018, "value": 2.4}]
+    additions = NodeResult(label="$var_1", tool="sql", source="f", question="additions", rows=rows, exposed=True)
+    assert grounding("29.17", [additions], "(3.1 - 2.4) / 2.4 * 100") == 1.0
+    assert grounding("5", [additions], "(3.1 + 6.9) / 2") == 0.0  # 6.9 is no cell; the mean's 2 is not read

@@ -42,7 +42,8 @@ CELL_CHARS = 120
 SNIPPET_SHOWN = 500
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
-_CONSTANTS = re.compile(r"\*\s*100\b|/\s*2\b|/\s*[3-9]\)*\s*$")  # a percentage's 100, a mean's count: not read
+# a percentage's 100, a mean's count: not read (but "/ 2.4" divides by a cell)
+_CONSTANTS = re.compile(r"\*\s*100\b(?!\.\d)|/\s*2\b(?!\.\d)|/\s*[3-9]\)*\s*$")
 Mentions = Callable[[list[str]], "set[str] | None"]
 ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on | for | in | at |\?|$)", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
