@@ -326,6 +326,12 @@ def test_respective_values_of_named_years_are_listed_in_the_order_asked_whatever
         ("What does the plan allow?", "the plan allowed: early exercise", "early exercise"),
         ("What does the table show?", "The table", "The table"),  # nothing would be left
         ("What is shown?", "The table shows X", "The table shows X"),
+        (
+            "What is Goodwill?",
+            "Goodwill is the excess of the purchase consideration over the fair value.",
+            "the excess of the purchase consideration over the fair value.",
+        ),
+        ("What was the change in revenue?", "The change in revenue was 12.5", "12.5"),
     ],
 )
 def test_an_answer_that_restates_the_question_keeps_what_follows(question, said, item):
@@ -427,6 +433,7 @@ def test_an_alternative_named_in_the_question_is_an_answer():
 
     assert not restates("Which magazine was started first, Arthur's Magazine or First for Women?", "Arthur's Magazine")
     assert restates("What is the company's five step approach?", "Five step approach.")
+    assert restates("What is considered to be a cash equivalent?", "cash equivalents")
 
 
 def test_an_average_over_a_range_of_years_reads_every_year():
@@ -502,3 +509,9 @@ def test_a_percentage_change_over_a_divisor_of_two_point_something_is_grounded()
     additions = NodeResult(label="$var_1", tool="sql", source="f", question="additions", rows=rows, exposed=True)
     assert grounding("29.17", [additions], "(3.1 - 2.4) / 2.4 * 100") == 1.0
     assert grounding("5", [additions], "(3.1 + 6.9) / 2") == 0.0  # 6.9 is no cell; the mean's 2 is not read
+
+
+def test_determiners_and_irregular_past_forms_are_not_terms_the_lake_must_mention():
+    from lakeplanner.execute.synthesize import is_concept
+
+    assert not is_concept("another") and not is_concept("paid") and is_concept("dividends")

@@ -34,6 +34,7 @@ from lakeplanner.execute.results import Answer, Citation, NodeResult
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, assistant, clipped, system, user
+from lakeplanner.plan.cache import stem
 from lakeplanner.plan.extension import sufficiency
 
 ROWS_SHOWN = 20
@@ -50,6 +51,7 @@ _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _EXPRESSION = re.compile(r"^[\d\s.,()+*/-]*\d\s+[-+*/]\s+\(?\s*-?\d[\d\s.,()+*/-]*$")  # spaced: '1-90' is no sum
 _TYPOGRAPHIC = str.maketrans("\u2018\u2019\u02bc\u201c\u201d\u2013\u2014", "'''\"\"--")
 _ALTERNATIVES = re.compile(r"\bor\b|\bwhich\b|\bwho\b|\bwhom\b|\bwhose\b|\bbetween\b", re.I)
+_WHAT_IS = re.compile(r"^\s*what (?:is|are|was|were) (?:the )?(?P<subject>[^?]+?)\s*\??\s*$", re.I)
 _WHAT_DOES = re.compile(r"^\s*what (?:does|do|did) (?P<subject>.+?) (?P<verb>[a-z]+)\s*\??\s*$", re.I)
 # words that ask to compute, explain or name ("the change in revenue", "the percentage constitution of
 # X in Y", "the reason for the decline", "the name of the song"), name the reporting entity ("the
@@ -85,6 +87,11 @@ PREPOSITIONS = {
     "whom",
 }
 
+# determiners and irregular past forms: "another name for", "the amount paid out"
+NOT_CONCEPTS = frozenset(
+    {"another", "other", "each", "every", "such", "paid", "made", "held", "sold", "spent", "bought", "built"}
+    | {"taken", "given", "grown", "known", "shown", "done", "won", "lost", "kept", "brought", "met", "set"}
+)
 SYNTHESIS_INSTRUCTIONS = """You answer a question about a data lake from the results below, and from \
 nothing else. Rows are numbered R1, R2, ... and document passages E1, E2, .... Reply with JSON: \
 answer (the short value as a list: one item, a name, id, number, date or phrase copied as written in \
@@ -286,9 +293,10 @@ def uncovered_terms(
 
 
 def is_concept(term: str) -> bool:
-    """Roughly a noun: not a past form, superlative or adverb, nor a preposition (no tagger here)."""
+    """Roughly a noun: not a past form, superlative or adverb, nor a preposition or determiner (no
+    tagger here)."""
     lower = term.lower()
-    return not lower.endswith(("ed", "est", "ly")) and lower not in PREPOSITIONS
+    return not lower.endswith(("ed", "est", "ly")) and lower not in PREPOSITIONS | NOT_CONCEPTS
 
 
 def synthesize(
@@ -450,10 +458,12 @@ def verbatim(item: str, results: list[NodeResult]) -> str:
 
 
 def restates(question: str, item: str) -> bool:
-    """The item is words of the question ("five step approach" for "What is the company's five step
-    approach?"), where the question offers no alternatives to choose from."""
-    words = content_words(item)
-    return bool(words) and words <= content_words(question) and not _ALTERNATIVES.search(question)
+    """The item is words of the question, plurals aside ("five step approach" for "What is the company's
+    five step approach?", "cash equivalents" for "what is a cash equivalent?"), where the question offers
+    no alternatives to choose from."""
+    words = {stem(w) for w in content_words(item)}
+    asked = {stem(w) for w in content_words(question)}
+    return bool(words) and words <= asked and not _ALTERNATIVES.search(question)
 
 
 def year_holding(item: str, results: list[NodeResult]) -> str:
@@ -483,10 +493,17 @@ def answer_items(question: str, written: list[str]) -> list[str]:
 
 
 def unrestated(question: str, item: str) -> str:
-    item, asked = item.strip(), _WHAT_DOES.match(question)
-    if asked is None:
+    """What follows the question's words in an answer that restates them: "The table shows X" to "what
+    does the table show?", "Goodwill is X" to "what is goodwill?"."""
+    item = item.strip()
+    if (does := _WHAT_DOES.match(question)) is not None:
+        verb = rf"{re.escape(does['verb'])}(?:s|es|ed|d)?\b"
+        subject = does["subject"]
+    elif (is_ := _WHAT_IS.match(question)) is not None:
+        verb, subject = r"(?:is|are|was|were)\b", is_["subject"]
+    else:
         return item
-    said = re.compile(rf"{re.escape(asked['subject'])}\s+{re.escape(asked['verb'])}(?:s|es|ed|d)?\b[\s:,]*", re.I)
+    said = re.compile(rf"(?:the\s+)?{re.escape(subject)}\s+{verb}[\s:,]*", re.I)
     restated = said.match(item)
     return item[restated.end() :] or item if restated else item
 
