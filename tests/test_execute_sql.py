@@ -167,6 +167,17 @@ def test_an_aggregate_over_compared_values_is_grouped_by_them():
     assert group_compared_values(bound, keep={"C1", "C2"}) == []
 
 
+def test_values_summed_together_are_grouped_only_when_the_question_compares_them():
+    from lakeplanner.execute.sql import group_compared_values
+
+    sql = "SELECT SUM(total_amount) FROM invoices WHERE currency = 'EUR' AND status IN ('open', 'overdue')"
+    one_total = "What is the total amount of EUR invoices that are not yet paid (status open or overdue)?"
+    assert group_compared_values(parse_select(sql), one_total) == []
+    compared = parse_select(sql)
+    assert group_compared_values(compared, "What is the difference between open and overdue amounts?")
+    assert "GROUP BY status" in compared.sql("duckdb")
+
+
 def test_a_row_the_question_names_but_the_step_lost_is_found():
     from lakeplanner.execute.sql import lost_values
 

@@ -80,6 +80,12 @@ def asks_several(question: str) -> bool:
     return bool(_SEVERAL.search(question))
 
 
+def compares(question: str) -> bool:
+    """The question sets values side by side (a change, a ratio, an average, the respective values),
+    rather than asking for one figure over all of them."""
+    return template_for(question) is not None or bool(_RATIO.search(question) or asks_several(question))
+
+
 def is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 

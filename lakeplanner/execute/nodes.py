@@ -199,7 +199,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
         try:
             statement = sqlnode.checked(sqlnode.bind(sql, bindings), schema.tables, tables, settings.row_cap)
             edits += sqlnode.fix_category_literals(statement, categories, keep=bound_literals)
-            edits += sqlnode.group_compared_values(statement, keep=bound_literals)
+            edits += sqlnode.group_compared_values(statement, asked or node.question, keep=bound_literals)
             written = statement
             statement = sqlnode.with_row_keys(statement, keys)
             attempted = {"lakeplanner.sql.attempt": attempt + 1, "lakeplanner.dataops.edits": "; ".join(edits)}

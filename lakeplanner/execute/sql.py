@@ -20,7 +20,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from lakeplanner.contract.models import Contract, FieldType
 from lakeplanner.errors import EngineError, LakeplannerError
-from lakeplanner.execute.arithmetic import YEAR_COLUMNS, named_years
+from lakeplanner.execute.arithmetic import YEAR_COLUMNS, compares, named_years
 from lakeplanner.execute.compare import content_words
 from lakeplanner.execute.results import SqlRun
 from lakeplanner.llm.base import Message, system, user
@@ -231,25 +231,32 @@ def fix_category_literals(
     return edits
 
 
-def group_compared_values(statement: exp.Select, keep: set[str] = frozenset()) -> list[str]:
+def group_compared_values(statement: exp.Select, question: str = "", keep: set[str] = frozenset()) -> list[str]:
     """An aggregate over `col IN (a, b)` with no GROUP BY merges what the question compares (the
     change between 2018 and 2019 summed over both years): group by that column instead, so each
-    value stays visible and the arithmetic is done on them later. Bound lists (`keep`) are left."""
+    value stays visible and the arithmetic is done on them later. Values that are not years are
+    grouped only when the question compares them: "invoices with status open or overdue" asks for
+    one total over both. Bound lists (`keep`) are left."""
     if statement.args.get("group") or not any(statement.find_all(exp.AggFunc)):
         return []
     where = statement.args.get("where")
     compared = [
-        condition.this
+        condition
         for condition in (where.find_all(exp.In) if where else [])
         if isinstance(condition.this, exp.Column)
         and 2 <= len(condition.expressions) <= MAX_COMPARED
         and all(isinstance(e, exp.Literal) and e.this not in keep for e in condition.expressions)
+        and (names_years(condition) or compares(question))
     ]
     if not compared:
         return []
-    column = compared[0]
+    column = compared[0].this
     statement.select(column.copy(), copy=False).group_by(column.copy(), copy=False)
     return [f"grouped by {column.name}: the aggregate would merge the values the question compares"]
+
+
+def names_years(condition: exp.In) -> bool:
+    return condition.this.name in YEAR_COLUMNS or all(len(named_years(str(e.this))) == 1 for e in condition.expressions)
 
 
 def computes_arithmetic(statement: exp.Select) -> bool:
