@@ -325,3 +325,78 @@ def test_a_search_naming_a_tables_column_reads_the_table(schema):
     result = repair(plan, schema)
     [node] = result.plan.nodes
     assert (node.tool, node.source) == ("sql", "invoices") and result.ok, result.edits
+
+
+def test_an_id_the_question_names_but_no_step_does_is_given_to_the_step_that_reads_it(sample_lake, schema):
+    from lakeplanner.plan.cache import known_values
+    from lakeplanner.plan.dataops import restore_named_ids
+
+    lake, _ = sample_lake
+    question = "What payment terms apply to invoice INV-1078 under the customer's master services agreement?"
+    plan = Plan(
+        question=question,
+        nodes=(
+            PlanNode(
+                question="contract of the customer",
+                tool="sql",
+                label="$var_1",
+                source="customers",
+                returns=["contract_document_id"],
+            ),
+            PlanNode(
+                question="payment terms in documents with document_id in $var_1.contract_document_id",
+                tool="vector",
+                label="$var_2",
+                source="documents_contracts",
+                should_expose_answer=True,
+                answer_description="the payment terms",
+            ),
+        ),
+    )
+    known = known_values(lake)
+    restored, edits = restore_named_ids(plan, known, schema)
+    assert restored.nodes[0].question == "contract of the customer (invoice_id INV-1078)"
+    assert restored.nodes[1] == plan.nodes[1] and len(edits) == 1
+    assert restore_named_ids(restored, known, schema) == (restored, [])  # named once, kept
+    worded = plan.model_copy(update={"question": "What payment terms apply to open invoices?"})
+    assert restore_named_ids(worded, known, schema) == (worded, [])  # a category may be reworded
+
+
+def test_a_step_naming_a_joined_tables_column_reads_that_table(schema):
+    plan = Plan(
+        question="Which invoice was disputed because of a late delivery, and what is its total amount?",
+        nodes=(
+            PlanNode(
+                question="disputed because of a late delivery",
+                tool="vector",
+                label="$var_1",
+                source="documents_invoices",
+                returns=["document_id"],
+            ),
+            PlanNode(
+                question="total_amount of the invoice with document_id in $var_1.document_id",
+                tool="sql",
+                label="$var_2",
+                source="line_items",
+                should_expose_answer=True,
+                answer_description="the total amount",
+            ),
+        ),
+    )
+    result = repair(plan, schema)
+    assert result.ok and result.plan.nodes[1].source == "invoices"
+    assert "$var_2: sql on line_items -> invoices (it holds the columns named)" in result.edits
+
+
+def test_a_one_step_plan_that_lost_the_ranking_asks_the_question():
+    from lakeplanner.plan.dataops import restore_ranking
+
+    asked = "Which product was sold in the largest total quantity across all invoice line items?"
+    plan = one_node(question="total quantity of all line items", source="line_items")
+    plan = plan.model_copy(update={"question": asked})
+    restored, edits = restore_ranking(plan)
+    assert restored.nodes[0].question == asked and edits == ["$var_1: asks the question, its ranking was lost"]
+    kept = plan.replace("$var_1", question="the product with the largest total quantity")
+    assert restore_ranking(kept) == (kept, [])
+    unranked = plan.model_copy(update={"question": "How many units were sold in total?"})
+    assert restore_ranking(unranked) == (unranked, [])

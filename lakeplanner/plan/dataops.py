@@ -11,7 +11,7 @@ from enum import StrEnum
 
 from sqlglot import exp
 
-from lakeplanner.plan.cache import STOPWORDS, stem
+from lakeplanner.plan.cache import STOPWORDS, KnownValues, stem
 from lakeplanner.plan.filters import COLLECTION_FIELDS
 from lakeplanner.plan.model import REFERENCE, Plan, PlanNode, Tool
 from lakeplanner.plan.validate import Code, Finding, LakeSchema, output_columns, parse_sql, validate
@@ -35,6 +35,11 @@ SIMILARITY = 0.75
 NAME = re.compile(r"\b(?:[A-Z][\w'-]*|\w*\d\w*)")
 WORD = re.compile(r"[a-z0-9]+")
 MAX_FIX_ROUNDS = 3
+RANKING = re.compile(
+    r"\b(?:largest|highest|most|biggest|greatest|smallest|lowest|least|fewest|earliest|latest|oldest|newest"
+    r"|top|maximum|minimum)\b",
+    re.I,
+)
 
 
 class Cause(StrEnum):
@@ -62,6 +67,7 @@ FIXABLE = {
     Code.prose_from_table,
     Code.table_column_in_search,
     Code.comparison_step,
+    Code.column_of_joined_table,
 }
 CAUSES = {
     Code.unknown_column: Cause.schema_drift,
@@ -73,6 +79,7 @@ CAUSES = {
     Code.unlinked_reference: Cause.schema_drift,
     Code.prose_from_table: Cause.tool_choice,
     Code.table_column_in_search: Cause.tool_choice,
+    Code.column_of_joined_table: Cause.schema_drift,
     Code.unknown_tool: Cause.tool_choice,
     Code.graph_without_input: Cause.plan_shape,
     Code.duplicate_node: Cause.plan_shape,
@@ -287,6 +294,13 @@ class Fixer:
         self.edits.append(f"{node.label}: vector on {node.source} -> sql on {finding.subject} (it names its column)")
         return plan.replace(node.label, tool=Tool.sql.value, source=finding.subject, filter=None)
 
+    def fix_column_of_joined_table(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
+        """Read the joined table that holds the columns the step names."""
+        if node is None or finding.subject is None:
+            return plan
+        self.edits.append(f"{node.label}: sql on {node.source} -> {finding.subject} (it holds the columns named)")
+        return plan.replace(node.label, source=finding.subject)
+
     def fix_duplicate_node(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """Drop the repeat; its readers read the first one."""
         if node is None or finding.subject is None:
@@ -372,6 +386,48 @@ def names_new_part(plan: Plan, node: PlanNode) -> bool:
     part = about(node.question) & about(plan.question)
     shown = (about(n.question) for n in plan.nodes if n.should_expose_answer and n is not node)
     return bool(names(node.question) & part) and not any(part <= covered for covered in shown)
+
+
+def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:
+    """What the question asks that the planner's steps dropped, put back: the ids it names, and the
+    ranking of a one-step plan."""
+    plan, named = restore_named_ids(plan, known, schema)
+    plan, ranked = restore_ranking(plan)
+    return plan, named + ranked
+
+
+def restore_ranking(plan: Plan) -> tuple[Plan, list[str]]:
+    """A one-step plan whose step dropped the question's ranking ("total quantity of all line items"
+    for "which product sold the largest total quantity") answers another question: the step asks
+    the user's question instead."""
+    if len(plan.nodes) != 1 or not RANKING.search(plan.question) or RANKING.search(plan.nodes[0].question):
+        return plan, []
+    node = plan.nodes[0]
+    return plan.replace(node.label, question=plan.question), [f"{node.label}: asks the question, its ranking was lost"]
+
+
+def restore_named_ids(plan: Plan, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:
+    """An identifier the question names (INV-1078) that no step names was lost by the planner ("the
+    contract of the customer" for "the contract of invoice INV-1078's customer"), and the SQL would
+    guess the row. It is added to the first sql step that reads its table, else to the first that
+    joins to it. Only values of a one-column key count: a category ('open', 'Total') or a label
+    ('December 31, 2019') may rightly be reworded by a step."""
+    keyed = {columns[0]: table for table, columns in schema.identifiers.items() if len(columns) == 1}
+    edits: list[str] = []
+    for start, end, where in known.find(plan.question):
+        value = plan.question[start:end]
+        column = where.split(".", 1)[1]
+        table = keyed.get(column)  # the table the value identifies a row of (invoices for invoice_id)
+        written = " ".join(t for n in plan.nodes for t in (n.question, n.sql, n.filter) if t).casefold()
+        if table is None or value.casefold() in written:
+            continue
+        readers = [n for n in plan.nodes if n.tool == Tool.sql and table in schema.sql_tables(n.source)]
+        node = next((n for n in readers if n.source == table), readers[0] if readers else None)
+        if node is None:
+            continue
+        plan = plan.replace(node.label, question=f"{node.question} ({column} {value})")
+        edits.append(f"{node.label}: names {column} {value}, which the question names and no step did")
+    return plan, edits
 
 
 def drop(plan: Plan, label: str, rename_to: str | None = None) -> Plan:

@@ -7,8 +7,8 @@ from pydantic import BaseModel
 from lakeplanner.errors import LakeplannerError
 from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.llm.embeddings import default_embedder
-from lakeplanner.plan.cache import DEFAULT_CONTEXT, Context, PlanCache, cache_for
-from lakeplanner.plan.dataops import repair
+from lakeplanner.plan.cache import DEFAULT_CONTEXT, Context, KnownValues, PlanCache, cache_for, known_values
+from lakeplanner.plan.dataops import repair, restore_lost_parts
 from lakeplanner.plan.generate import Generator, Pruner
 from lakeplanner.plan.model import Plan
 from lakeplanner.plan.validate import Code, Finding, LakeSchema
@@ -43,6 +43,7 @@ class Planner:
         self.pruner = Pruner(contract, embed=lambda texts: default_embedder().embed_passages(list(texts)))
         self.contract = contract
         self.cache: PlanCache | None = cache_for(lake, embed=default_embedder().embed_query) if use_cache else None
+        self.known: KnownValues = self.cache.known if self.cache is not None else known_values(lake)
 
     def generator(self) -> Generator:
         self.llm = self.llm or get_llm()
@@ -77,13 +78,14 @@ class Planner:
                 advice=[f"no plan: {e.message}" + (f" ({e.hint})" if e.hint else "")],
                 tables_shown=tables,
             )
+        plan, restored = restore_lost_parts(fixed.plan, self.known, self.schema) if fixed.ok else (fixed.plan, [])
         if fixed.ok and self.cache is not None:
-            self.cache.put(question, fixed.plan, self.context)
+            self.cache.put(question, plan, self.context)
         return PlanResult(
             question=question,
-            plan=fixed.plan,
+            plan=plan,
             findings=fixed.findings,
-            edits=fixed.edits,
+            edits=fixed.edits + restored,
             replans=fixed.replans,
             advice=fixed.advice,
             tables_shown=tables,

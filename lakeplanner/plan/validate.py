@@ -58,6 +58,7 @@ class Code(StrEnum):
     prose_from_table = "M014"
     unsupported_filter = "M015"
     table_column_in_search = "M016"
+    column_of_joined_table = "M017"
 
 
 class Finding(BaseModel):
@@ -478,7 +479,9 @@ def check_document_references(plan: Plan, schema: LakeSchema) -> Iterable[Findin
 
 
 IDENTIFIER = re.compile(r"\b[a-z][a-z0-9_]*\b")
-PROSE = re.compile(r"\b(why|reasons?|caus(?:e|es|ed)|explain\w*|describ\w*|description|purpose|attributed)\b", re.I)
+PROSE = re.compile(
+    r"\b(why|because|reasons?|caus(?:e|es|ed)|explain\w*|describ\w*|description|purpose|attributed)\b", re.I
+)
 
 
 def check_prose_questions(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
@@ -517,6 +520,26 @@ def check_table_columns_in_searches(plan: Plan, schema: LakeSchema) -> Iterable[
                 node=node.label,
                 subject=tables[0],
                 message=f"the search names a column of {tables[0]}: read that table with sql",
+            )
+
+
+def check_columns_of_joined_tables(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
+    """A sql step whose question names a column its table lacks and one joined table holds, with every
+    other column it names ("total_amount of the invoice with invoice_id in $var_1.invoice_id" on
+    line_items): that table answers it without a join. The subject is that table."""
+    for node in plan.nodes:
+        if node.tool != Tool.sql or node.sql or node.source not in schema.tables:
+            continue
+        columns = {c for held in schema.tables.values() for c in held}
+        named = {w for w in IDENTIFIER.findall(REFERENCE.sub("", node.question or "")) if w in columns and "_" in w}
+        missing = named - set(schema.tables[node.source])
+        holders = [t for t in schema.sql_tables(node.source)[1:] if named <= set(schema.tables[t])]
+        if missing and len(holders) == 1:
+            yield Finding(
+                code=Code.column_of_joined_table,
+                node=node.label,
+                subject=holders[0],
+                message=f"{node.source} has no column {', '.join(sorted(missing))}: read {holders[0]}, which has it",
             )
 
 
@@ -560,6 +583,7 @@ SEMANTIC: tuple[Rule, ...] = (
     check_vector_filters,
     check_prose_questions,
     check_table_columns_in_searches,
+    check_columns_of_joined_tables,
 )
 
 
