@@ -400,3 +400,44 @@ def test_a_one_step_plan_that_lost_the_ranking_asks_the_question():
     assert restore_ranking(kept) == (kept, [])
     unranked = plan.model_copy(update={"question": "How many units were sold in total?"})
     assert restore_ranking(unranked) == (unranked, [])
+
+
+def test_a_reason_asked_of_a_table_is_read_in_its_documents_and_the_row_found_by_their_link(schema):
+    plan = Plan(
+        question="Which invoice was disputed because of a late delivery, and what is its total amount?",
+        nodes=(
+            PlanNode(
+                question="invoice_id of the invoice that was disputed because of a late delivery",
+                tool="sql",
+                label="$var_1",
+                source="invoices",
+                returns=["invoice_id"],
+            ),
+            PlanNode(
+                question="total_amount of the invoice with invoice_id in $var_1.invoice_id",
+                tool="sql",
+                label="$var_2",
+                source="line_items",
+                should_expose_answer=True,
+                answer_description="the total amount",
+            ),
+        ),
+    )
+    result = repair(plan, schema)
+    assert result.ok, result.findings
+    search, rows = result.plan.nodes
+    assert (search.tool, search.source) == ("vector", "documents_invoices")  # the table's own documents
+    assert (rows.source, rows.question) == (
+        "invoices",
+        "total_amount of the invoice with document_id in $var_1.document_id",
+    )
+
+
+def test_a_column_qualified_with_the_wrong_table_is_read_from_the_table_that_has_it(schema):
+    plan = one_node(
+        sql="SELECT T1.contract_document_id FROM invoices AS T1 JOIN customers AS T2 "
+        "ON T1.customer_id = T2.customer_id WHERE T1.invoice_id = 'INV-1078'"
+    )
+    result = repair(plan, schema)
+    assert result.ok and result.edits == ["$var_1: column contract_document_id read from its table"]
+    assert result.plan.nodes[0].sql.startswith("SELECT T2.contract_document_id FROM invoices AS T1")

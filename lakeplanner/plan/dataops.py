@@ -14,7 +14,7 @@ from sqlglot import exp
 from lakeplanner.plan.cache import STOPWORDS, KnownValues, stem
 from lakeplanner.plan.filters import COLLECTION_FIELDS
 from lakeplanner.plan.model import REFERENCE, Plan, PlanNode, Tool
-from lakeplanner.plan.validate import Code, Finding, LakeSchema, output_columns, parse_sql, validate
+from lakeplanner.plan.validate import Code, Finding, LakeSchema, output_columns, parse_sql, table_aliases, validate
 
 TOOL_SYNONYMS = {
     "iceberg": Tool.sql,
@@ -150,14 +150,26 @@ class Fixer:
         target = closest(finding.subject or "", columns, singular_prefixes(tables))
         if target is None:
             return plan
+        aliases = table_aliases(statement)
+
+        def owner(qualifier: str) -> str:
+            """The alias to qualify the column with: its own when that table has it, else that of the
+            one table of the statement that does (`T1.contract_document_id` where T1 is invoices)."""
+            holders = {t for t in aliases.values() if target in self.schema.tables.get(t, {})}
+            if not qualifier or aliases.get(qualifier) in holders or len(holders) != 1:
+                return qualifier
+            return next(t.alias_or_name for t in statement.find_all(exp.Table) if t.name in holders)
 
         def rename(expression: exp.Expression) -> exp.Expression:
             if isinstance(expression, exp.Column) and expression.name == finding.subject:
-                return exp.column(target, table=expression.table or None)
+                return exp.column(target, table=owner(expression.table) or None)
             return expression
 
         fixed = restore_references(node.sql, statement.transform(rename).sql(dialect="duckdb"))
-        self.edits.append(f"{node.label}: column {finding.subject} -> {target}")
+        if fixed == node.sql:
+            return plan
+        renamed = f"{finding.subject} -> {target}" if target != finding.subject else f"{target} read from its table"
+        self.edits.append(f"{node.label}: column {renamed}")
         return plan.replace(node.label, sql=fixed)
 
     def fix_unknown_reference_column(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
@@ -179,7 +191,21 @@ class Fixer:
                     if v
                 }
                 self.edits.append(f"{node.label}: reference {old} -> {new}")
+            elif link := self.document_link(node, source):
+                old, new = f"{ref.label}.{ref.column}", f"{ref.label}.document_id"
+                compared = re.compile(rf"\b{re.escape(ref.column)}(\s+(?:in|=|is)\s+){re.escape(old)}\b")
+                question = compared.sub(lambda m: f"{link}{m.group(1)}{new}", node.question).replace(old, new)
+                changes = {"question": question}
+                self.edits.append(f"{node.label}: reference {old} -> {link} in {new} (the documents' link)")
         return plan.replace(node.label, **changes) if changes else plan
+
+    def document_link(self, node: PlanNode, producer: PlanNode) -> str | None:
+        """The one column of a sql step's table (or a joined one) that names the documents a search
+        found: a search's rows carry document ids, not the ids of the rows the documents are about."""
+        if node.tool != Tool.sql or producer.tool != Tool.vector or node.sql:
+            return None
+        links = sorted(self.schema.link_columns(node.source, producer.source))
+        return links[0] if len(links) == 1 else None
 
     def fix_unknown_filter_field(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         target = closest(finding.subject or "", list(COLLECTION_FIELDS))

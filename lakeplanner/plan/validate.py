@@ -119,11 +119,11 @@ class LakeSchema:
         return self.link_columns(table, collection) | keys
 
     def collection_for(self, table: str) -> str | None:
-        """The collection linked to `table` (or its join partners), else the only collection."""
-        tables = {table, *self.joins.get(table, ())}
-        linked = sorted({c for (t, c) in self.document_links if t in tables})
-        if linked:
-            return linked[0]
+        """The collection linked to `table`, else to its join partners, else the only collection."""
+        for tables in ({table}, set(self.joins.get(table, ()))):
+            linked = sorted({c for (t, c) in self.document_links if t in tables})
+            if linked:
+                return linked[0]
         return next(iter(self.collections)) if len(self.collections) == 1 else None
 
     def sql_tables(self, table: str) -> list[str]:
