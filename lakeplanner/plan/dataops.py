@@ -194,7 +194,7 @@ class Fixer:
             elif link := self.document_link(node, source):
                 old, new = f"{ref.label}.{ref.column}", f"{ref.label}.document_id"
                 compared = re.compile(rf"\b{re.escape(ref.column)}(\s+(?:in|=|is)\s+){re.escape(old)}\b")
-                question = compared.sub(lambda m: f"{link}{m.group(1)}{new}", node.question).replace(old, new)
+                question = compared.sub(rf"{link}\g<1>{new}", node.question).replace(old, new)
                 changes = {"question": question}
                 self.edits.append(f"{node.label}: reference {old} -> {link} in {new} (the documents' link)")
         return plan.replace(node.label, **changes) if changes else plan
