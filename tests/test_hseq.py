@@ -137,3 +137,31 @@ def test_a_long_paragraph_becomes_passages_of_whole_sentences_that_fit_a_snippet
     assert text[first.start - 1000 : first.end - 1000] == first.content and first.hash != paragraph.hash
     short = Segment("D/p1", "paragraph", "D", "docs", "D", 5, "Short.", start=0, end=6)
     assert passages(short, []) == [short]
+
+
+def test_passages_carry_their_section_and_headings_alone_are_not_candidates(sample_lake):
+    from lakeplanner.execute.vector import SegmentReader, segment_stream
+    from lakeplanner.ingest.vectors import ChunkRecord, SearchHit
+
+    lake, _ = sample_lake
+    found = SegmentReader(lake.catalog).paragraphs("documents_contracts", ["CTR-C028"])["CTR-C028"]
+    service = next(p for p in found if "99.5%" in p.content)
+    assert service.heading == "Service levels"  # the LLM sees "[CTR-C028 / Service levels] ..."
+    text = "x" * (max(p.end or 0 for p in found) + 1)
+    chunk = ChunkRecord(
+        chunk_id="c",
+        document_id="CTR-C028",
+        source="documents_contracts",
+        source_file="f",
+        position=0,
+        start=0,
+        end=len(text),
+        title="t",
+        heading="",
+        text=text,
+        content_hash="h",
+    )
+    by_section = lambda query, texts: [float(t.startswith("Service levels")) for t in texts]  # noqa: E731
+    stream = segment_stream([SearchHit(chunk=chunk, score=1.0)], {"CTR-C028": found}, by_section, "uptime")
+    assert stream[0] == service
+    assert not any(s.content.strip().startswith("##") for s in stream)

@@ -515,3 +515,32 @@ def test_determiners_and_irregular_past_forms_are_not_terms_the_lake_must_mentio
     from lakeplanner.execute.synthesize import is_concept
 
     assert not is_concept("another") and not is_concept("paid") and is_concept("dividends")
+
+
+def test_one_row_is_shown_with_the_keys_of_the_rows_behind_it():
+    from lakeplanner.execute.synthesize import numbered_results
+
+    total = NodeResult(
+        label="$var_2",
+        tool="sql",
+        source="invoices",
+        question="total_amount of the invoice",
+        exposed=True,
+        rows=[{"total_amount": 62131.5}],
+        row_keys={"invoices": ["INV-1010"]},
+    )
+    assert numbered_results([total])[0] == "R1 (invoices INV-1010) total_amount: 62131.5"
+    many = total.model_copy(update={"row_keys": {"invoices": [f"INV-{i}" for i in range(4)]}})
+    assert numbered_results([many])[0] == "R1 (invoices) total_amount: 62131.5"
+
+
+def test_a_search_passes_on_only_the_documents_its_answer_names():
+    from lakeplanner.execute.nodes import named_documents
+
+    rows = [
+        {"document_id": "DOC-INV-1010", "linked_keys": "INV-1010"},
+        {"document_id": "DOC-INV-1033", "linked_keys": "INV-1033"},
+    ]
+    assert named_documents(rows, "Invoice INV-1010") == rows[:1]
+    assert named_documents(rows, "DOC-INV-1033") == rows[1:]
+    assert named_documents(rows, "a late delivery") == [] and named_documents(rows, None) == []

@@ -3,6 +3,7 @@ returns a NodeResult; it never raises, so a failing node leaves the others' resu
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -280,10 +281,23 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
     )
     for row in result.rows:  # the key of the row the document is linked to, for a successor's join
         row["linked_key"] = row["linked_keys"].split("|")[0] if row["linked_keys"] else None
+    result.rows = named_documents(result.rows, result.answer) or result.rows
     result.rows_total = len(result.rows)
     if not state.sufficient:
         result.advice.append(f"evidence iteration stopped without sufficiency ({state.stop})")
     return result
+
+
+def named_documents(rows: list[dict], answer: str | None) -> list[dict]:
+    """The documents the step's answer names by id or by the key of their linked row ("Invoice
+    INV-1010" of two disputes read): only they flow on, else a successor reads both."""
+    if not answer:
+        return []
+
+    def named(value: str) -> bool:
+        return bool(value) and re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", answer, re.I) is not None
+
+    return [r for r in rows if named(r["document_id"] or "") or any(map(named, r["linked_keys"].split("|")))]
 
 
 def run_graph(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:

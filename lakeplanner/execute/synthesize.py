@@ -40,6 +40,7 @@ from lakeplanner.plan.extension import sufficiency
 ROWS_SHOWN = 20
 SYNTHESIS_ATTEMPTS = 2  # a first draft and one repair
 CELL_CHARS = 120
+MAX_KEYS_SHOWN = 3
 SNIPPET_SHOWN = 500
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
@@ -117,6 +118,15 @@ class Draft(BaseModel):
     reason: clipped(300) = ""
 
 
+def row_source(result: NodeResult) -> str:
+    """The table a result's rows come from; for one row (a lookup, or an aggregate over a few rows),
+    also the keys of the rows behind it, so "which invoice" is answerable when the SQL selected none."""
+    keys = [key for held in result.row_keys.values() for key in held]
+    if len(result.rows) == 1 and 0 < len(keys) <= MAX_KEYS_SHOWN:
+        return f"{result.source} {', '.join(keys)}"
+    return result.source
+
+
 def numbered_results(results: list[NodeResult]) -> tuple[str, dict[str, tuple[NodeResult, int | None]]]:
     """The prompt block and what each R/E number points to."""
     lines: list[str] = []
@@ -124,10 +134,11 @@ def numbered_results(results: list[NodeResult]) -> tuple[str, dict[str, tuple[No
     r = e = 0
     for result in results:
         if result.tool != "vector":
+            where = row_source(result)
             for i, row in enumerate(result.rows[:ROWS_SHOWN]):
                 r += 1
                 cells = ", ".join(f"{k}: {str(v)[:CELL_CHARS]}" for k, v in row.items() if v is not None)
-                lines.append(f"R{r} ({result.source}) {cells}")
+                lines.append(f"R{r} ({where}) {cells}")
                 index[f"R{r}"] = (result, i)
             if result.rows_total > ROWS_SHOWN:
                 lines.append(f"... {result.rows_total - ROWS_SHOWN} more rows of {result.source}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.expressions import And, EqualTo, In
@@ -178,7 +178,12 @@ class SegmentReader:
             if s.level == "sentence" and s.parent:
                 sentences.setdefault(s.parent, []).append(s)
         out: dict[str, list[Segment]] = {}
+        section: dict[str, str | None] = {}
         for s in sorted((s for s in found if s.level == "paragraph"), key=lambda s: (s.container, s.start or 0)):
+            if is_heading(s):
+                section[s.container] = s.heading or s.content.strip().lstrip("#").strip()
+            elif s.heading is None and section.get(s.container):
+                s = replace(s, heading=section[s.container])  # the LLM sees which section a passage is in
             out.setdefault(s.container, []).extend(passages(s, sentences.get(s.id, [])))
         return out
 
@@ -188,22 +193,29 @@ class SegmentReader:
         return self._read(And(EqualTo("source", table), And(EqualTo("level", "row"), In("row_key", list(keys)))))
 
 
+def is_heading(segment: Segment) -> bool:
+    """A markdown heading alone ("## Service levels"): it names a section and answers nothing, so
+    it is not a candidate itself; the passages under it carry it as their heading."""
+    text = segment.content.strip()
+    return text.startswith("#") and "\n" not in text
+
+
 def segment_stream(
     hits: Sequence[SearchHit], paragraphs: dict[str, list[Segment]], relevance: Relevance, query: str
 ) -> list[Segment]:
-    """Order rho over the paragraphs the hits' chunks span: by cross-encoder relevance to the query,
-    ties by hit rank, then offset; at most STREAM_CAP, so the stream is bounded however long the
-    documents are."""
+    """Order rho over the paragraphs the hits' chunks span, headings alone left out: by cross-encoder
+    relevance of the section heading and text to the query, ties by hit rank, then offset; at most
+    STREAM_CAP, so the stream is bounded however long the documents are."""
     candidates: list[Segment] = []
     for hit in hits:
         chunk = hit.chunk
         for p in paragraphs.get(chunk.document_id, []):
             overlaps = (p.start or 0) < chunk.end and (p.end or 0) > chunk.start
-            if overlaps and p not in candidates and p.content.strip():
+            if overlaps and p not in candidates and p.content.strip() and not is_heading(p):
                 candidates.append(p)
     if len(candidates) < 2:
         return candidates
-    scores = relevance(query, [c.content[:1000] for c in candidates])
+    scores = relevance(query, [(f"{c.heading}\n" if c.heading else "") + c.content[:1000] for c in candidates])
     order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
     return [candidates[i] for i in order[:STREAM_CAP]]
 
@@ -237,7 +249,7 @@ def neighbour_finder(paragraphs: dict[str, list[Segment]], hits: Sequence[Search
         out = []
         if segment in siblings:
             i = siblings.index(segment)
-            heading = next((s for s in reversed(siblings[:i]) if s.content.lstrip().startswith("#")), None)
+            heading = next((s for s in reversed(siblings[:i]) if is_heading(s)), None)
             out += [s for s in (heading, siblings[i + 1] if i + 1 < len(siblings) else None) if s is not None]
         table, keys = linked.get(segment.container, ("", ()))
         if table and keys:
