@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from pydantic import BaseModel
 
 from lakeplanner.errors import LakeplannerError
@@ -43,7 +45,12 @@ class Planner:
         self.pruner = Pruner(contract, embed=lambda texts: default_embedder().embed_passages(list(texts)))
         self.contract = contract
         self.cache: PlanCache | None = cache_for(lake, embed=default_embedder().embed_query) if use_cache else None
-        self.known: KnownValues = self.cache.known if self.cache is not None else known_values(lake)
+        self.lake = lake
+
+    @cached_property
+    def known(self) -> KnownValues:
+        """The key values the lake holds, to find those a question names (the cache's, when it has one)."""
+        return self.cache.known if self.cache is not None else known_values(self.lake)
 
     def generator(self) -> Generator:
         self.llm = self.llm or get_llm()
