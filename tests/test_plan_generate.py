@@ -136,6 +136,26 @@ def test_invalid_generation_is_replanned_with_the_findings(sample_lake):
     assert "S007" in feedback and "$var_2" in feedback
 
 
+def test_a_generated_plan_gets_back_the_id_its_steps_dropped(sample_lake):
+    lake, _ = sample_lake
+    lost = {
+        "nodes": [
+            {
+                "question": "total_amount of the invoice",
+                "tool": "sql",
+                "source": "invoices",
+                "should_expose_answer": True,
+                "answer_description": "the total",
+            }
+        ]
+    }
+    result = Planner(lake, LLM(FakeBackend([json.dumps(lost)])), use_cache=False).plan(
+        "What is the total amount of invoice INV-1042?"
+    )
+    assert result.ok and result.plan.nodes[0].question == "total_amount of the invoice (invoice_id INV-1042)"
+    assert "$var_1: names invoice_id INV-1042, which the question names and no step did" in result.edits
+
+
 def test_cli_plan_prints_tree_json_and_fixes(sample_lake, monkeypatch):
     lake, _ = sample_lake
     reply = {
