@@ -544,3 +544,14 @@ def test_a_search_passes_on_only_the_documents_its_answer_names():
     assert named_documents(rows, "Invoice INV-1010") == rows[:1]
     assert named_documents(rows, "DOC-INV-1033") == rows[1:]
     assert named_documents(rows, "a late delivery") == [] and named_documents(rows, None) == []
+
+
+def test_a_number_the_sentence_adds_that_nothing_states_is_found():
+    from lakeplanner.execute.synthesize import unsupported_numbers
+
+    memo = PASSAGE.model_copy(update={"rows": [{"customer_id": "C003"}]})
+    question = "According to the Q3 2024 memo, which customer agreed to a payment plan?"
+    made_up = "Kessler & Vogt agreed to a payment plan, and they have been issued 3 invoices in total."
+    assert unsupported_numbers(made_up, ["Kessler & Vogt"], [memo], question) == [3.0]
+    assert unsupported_numbers("Kessler & Vogt (C003) agreed in Q3 2024.", ["Kessler & Vogt"], [memo], question) == []
+    assert unsupported_numbers("The total is 620,176.77 EUR.", ["620,176.77"], [ROWS], "What is the total?") == []

@@ -43,6 +43,7 @@ CELL_CHARS = 120
 MAX_KEYS_SHOWN = 3
 SNIPPET_SHOWN = 500
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_STANDALONE = re.compile(r"(?<![\w.,-])-?\d[\d,]*(?:\.\d+)?(?![\w-])")
 _SPACE = re.compile(r"\s+")
 # a percentage's 100, a mean's count: not read (but "/ 2.4" divides by a cell)
 _CONSTANTS = re.compile(r"\*\s*100\b(?!\.\d)|/\s*2\b(?!\.\d)|/\s*[3-9]\)*\s*$")
@@ -425,7 +426,24 @@ def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
         said = "; ".join(items) or draft.calculation
         failure = f"the answer {said!r} is not supported by the retrieved rows or passages"
         return Settled(items, draft, failure=failure, repairable=True)
+    if unsupported_numbers(draft.sentence, items, exposed, question):  # "issued 3 invoices" that no row says
+        draft = draft.model_copy(update={"sentence": f"{question.rstrip('?')}: {'; '.join(items)}."})
     return Settled(items, draft, c_ground, calculated)
+
+
+def unsupported_numbers(sentence: str, items: list[str], exposed: list[NodeResult], question: str) -> list[str]:
+    """Numbers the sentence states that neither the answer, the question, a row nor a passage states:
+    the LLM's sentence may add a figure it made up beside a grounded answer."""
+    stated = [*items, question]
+    stated += [str(v) for r in exposed for row in r.rows for v in row.values() if v is not None]
+    stated += [e.snippet for r in exposed for e in r.evidence]
+    known = {n for text in stated for n in standalone_numbers(normalised(text))}
+    return [n for n in standalone_numbers(normalised(sentence)) if n not in known]
+
+
+def standalone_numbers(text: str) -> set[float]:
+    """Numbers written on their own ('3 invoices', '1,250.5'), not inside a word or id ('Q3', 'C003')."""
+    return {round(float(n.replace(",", "")), 6) for n in _STANDALONE.findall(text)}
 
 
 def definition(
