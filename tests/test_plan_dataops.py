@@ -362,27 +362,29 @@ def test_an_id_the_question_names_but_no_step_does_is_given_to_the_step_that_rea
     assert restore_named_ids(worded, known, schema) == (worded, [])  # a category may be reworded
 
 
-def test_a_step_naming_a_joined_tables_column_reads_that_table(schema):
-    plan = Plan(
-        question="Which invoice was disputed because of a late delivery, and what is its total amount?",
-        nodes=(
-            PlanNode(
-                question="disputed because of a late delivery",
-                tool="vector",
-                label="$var_1",
-                source="documents_invoices",
-                returns=["document_id"],
-            ),
-            PlanNode(
-                question="total_amount of the invoice with document_id in $var_1.document_id",
-                tool="sql",
-                label="$var_2",
-                source="line_items",
-                should_expose_answer=True,
-                answer_description="the total amount",
-            ),
-        ),
+def late_delivery_plan(first: PlanNode, total_question: str) -> Plan:
+    """A first step finding the disputed invoice, and a step on line_items asking for its total_amount."""
+    total = PlanNode(
+        question=total_question,
+        tool="sql",
+        label="$var_2",
+        source="line_items",
+        should_expose_answer=True,
+        answer_description="the total amount",
     )
+    question = "Which invoice was disputed because of a late delivery, and what is its total amount?"
+    return Plan(question=question, nodes=(first, total))
+
+
+def test_a_step_naming_a_joined_tables_column_reads_that_table(schema):
+    search = PlanNode(
+        question="disputed because of a late delivery",
+        tool="vector",
+        label="$var_1",
+        source="documents_invoices",
+        returns=["document_id"],
+    )
+    plan = late_delivery_plan(search, "total_amount of the invoice with document_id in $var_1.document_id")
     result = repair(plan, schema)
     assert result.ok and result.plan.nodes[1].source == "invoices"
     assert "$var_2: sql on line_items -> invoices (it holds the columns named)" in result.edits
@@ -403,27 +405,16 @@ def test_a_one_step_plan_that_lost_the_ranking_asks_the_question():
 
 
 def test_a_reason_asked_of_a_table_is_read_in_its_documents_and_the_row_found_by_their_link(schema):
-    plan = Plan(
-        question="Which invoice was disputed because of a late delivery, and what is its total amount?",
-        nodes=(
-            PlanNode(
-                question="invoice_id of the invoice that was disputed because of a late delivery",
-                tool="sql",
-                label="$var_1",
-                source="invoices",
-                returns=["invoice_id"],
-            ),
-            PlanNode(
-                question="total_amount of the invoice with invoice_id in $var_1.invoice_id",
-                tool="sql",
-                label="$var_2",
-                source="line_items",
-                should_expose_answer=True,
-                answer_description="the total amount",
-            ),
-        ),
+    guess = PlanNode(
+        question="invoice_id of the invoice that was disputed because of a late delivery",
+        tool="sql",
+        label="$var_1",
+        source="invoices",
+        returns=["invoice_id"],
     )
-    result = repair(plan, schema)
+    result = repair(
+        late_delivery_plan(guess, "total_amount of the invoice with invoice_id in $var_1.invoice_id"), schema
+    )
     assert result.ok, result.findings
     search, rows = result.plan.nodes
     assert (search.tool, search.source) == ("vector", "documents_invoices")  # the table's own documents
