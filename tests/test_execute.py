@@ -294,13 +294,6 @@ def slow_sql(messages, schema):
     return json.dumps({"sql": "SELECT count(*) AS n FROM customers"})
 
 
-def test_a_ray_task_queries_with_the_cpus_it_was_granted(ray_local):
-    from lakeplanner.execute.engines import granted_cpus
-
-    assert granted_cpus() is None  # the driver, or no Ray at all: DuckDB picks its own threads
-    assert ray_local.get(ray_local.remote(num_cpus=1)(granted_cpus).remote()) == 1
-
-
 def test_a_node_past_its_timeout_is_cancelled_on_ray(sample_lake, ray_local):
     lake, _ = sample_lake
     plan = Plan(question="q", nodes=(node("$var_1", "sql", "customers", "count", should_expose_answer=True),))

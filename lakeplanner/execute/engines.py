@@ -8,7 +8,6 @@ columns in the files the scan planned.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -149,16 +148,6 @@ def projected_bytes(scan, table, columns: set[str]) -> tuple[int, int]:
     return scanned, total
 
 
-def granted_cpus() -> int | None:
-    """The CPUs Ray granted the task this runs in (None outside a Ray task). A node reads and queries
-    with no more threads than that, so parallel nodes do not fight over the same cores."""
-    ray = sys.modules.get("ray")  # imported by a Ray worker; never imported here for this question
-    if ray is None or not ray.is_initialized() or ray.get_runtime_context().worker.mode != ray.WORKER_MODE:
-        return None
-    cpus = ray.get_runtime_context().get_assigned_resources().get("CPU")
-    return max(1, int(cpus)) if cpus else None
-
-
 @register_engine("duckdb")
 class DuckDBEngine:
     """DuckDB over pyiceberg scans with predicate and projection pushdown."""
@@ -172,10 +161,7 @@ class DuckDBEngine:
         snapshots = dict(snapshots or {})
         tables = {t.name: self.lake.table(t.name) for t in statement.find_all(exp.Table)}
         statement = qualified(statement, tables)
-        threads = granted_cpus()
-        if threads:  # Arrow's pool reads the Parquet files; DuckDB runs the statement
-            pa.set_cpu_count(threads)
-        con = duckdb.connect(config={"threads": threads} if threads else {})
+        con = duckdb.connect()
         scanned = total = 0
         pushed = {}
         try:
