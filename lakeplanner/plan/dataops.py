@@ -151,11 +151,11 @@ class Fixer:
         if target is None:
             return plan
         aliases = table_aliases(statement)
+        holders = {t for t in aliases.values() if target in self.schema.tables.get(t, {})}
 
         def owner(qualifier: str) -> str:
             """The alias to qualify the column with: its own when that table has it, else that of the
             one table of the statement that does (`T1.contract_document_id` where T1 is invoices)."""
-            holders = {t for t in aliases.values() if target in self.schema.tables.get(t, {})}
             if not qualifier or aliases.get(qualifier) in holders or len(holders) != 1:
                 return qualifier
             return next(t.alias_or_name for t in statement.find_all(exp.Table) if t.name in holders)

@@ -527,10 +527,10 @@ def check_columns_of_joined_tables(plan: Plan, schema: LakeSchema) -> Iterable[F
     """A sql step whose question names a column its table lacks and one joined table holds, with every
     other column it names ("total_amount of the invoice with invoice_id in $var_1.invoice_id" on
     line_items): that table answers it without a join. The subject is that table."""
+    columns = {c for held in schema.tables.values() for c in held}
     for node in plan.nodes:
         if node.tool != Tool.sql or node.sql or node.source not in schema.tables:
             continue
-        columns = {c for held in schema.tables.values() for c in held}
         named = {w for w in IDENTIFIER.findall(REFERENCE.sub("", node.question or "")) if w in columns and "_" in w}
         missing = named - set(schema.tables[node.source])
         holders = [t for t in schema.sql_tables(node.source)[1:] if named <= set(schema.tables[t])]
