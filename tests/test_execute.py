@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from lakeplanner.execute.engine import Executor
+from lakeplanner.execute.engine import Executor, start_ray
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.llm import LLM
 from lakeplanner.llm.embeddings import default_embedder
@@ -122,11 +122,41 @@ def test_two_hop_question_is_answered_with_a_cited_span(sample_lake):
     assert 0.5 < answer.confidence <= 1.0 and answer.trace_id
 
 
+def test_ray_that_misses_its_start_up_wait_is_started_again(monkeypatch):
+    ray = pytest.importorskip("ray")
+    calls = []
+
+    def init(**options):
+        calls.append(options)
+        if len(calls) == 1:
+            raise Exception("The current node timed out during startup.")
+
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray, "shutdown", lambda: None)
+    start_ray(num_cpus=1)
+    assert calls == [{"num_cpus": 1}, {"num_cpus": 1}]
+
+
+def test_ray_that_never_starts_is_an_engine_error_that_says_what_to_do(monkeypatch):
+    from lakeplanner.errors import EngineError
+
+    ray = pytest.importorskip("ray")
+
+    def init(**options):
+        raise Exception("The current node timed out during startup.\nmore detail")
+
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray, "shutdown", lambda: None)
+    with pytest.raises(EngineError, match="Ray did not start: The current node timed out") as caught:
+        start_ray()
+    assert "LAKEPLANNER_EXEC_MODE=serial" in caught.value.hint
+
+
 @pytest.fixture(scope="module")
 def ray_local():
     ray = pytest.importorskip("ray")
     tests = str(Path(__file__).parent)  # workers unpickle the scripted LLM, which refers to this module
-    ray.init(
+    start_ray(
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,

@@ -24,6 +24,26 @@ from lakeplanner.plan.model import Plan, PlanNode
 from lakeplanner.timebox import time_box
 
 TIMEOUT_HINT = "raise LAKEPLANNER_EXEC_NODE_TIMEOUT_S (or [execute] node_timeout_s), or ask a narrower question"
+RAY_START_ATTEMPTS = 2
+
+
+def start_ray(**options) -> None:
+    """ray.init, tried twice: a local Ray on a loaded machine can miss its fixed 30 s start-up wait
+    ("node timed out during startup") and come up on the next try."""
+    import ray
+
+    for attempt in range(1, RAY_START_ATTEMPTS + 1):
+        try:
+            ray.init(**options)
+            return
+        except Exception as e:  # ray raises a bare Exception for the start-up timeout
+            ray.shutdown()
+            if attempt == RAY_START_ATTEMPTS:
+                raise EngineError(
+                    f"Ray did not start: {str(e).splitlines()[0]}",
+                    hint="set LAKEPLANNER_EXEC_RAY_ADDRESS to a running cluster, "
+                    "or run in process with LAKEPLANNER_EXEC_MODE=serial",
+                ) from e
 
 
 def topological(plan: Plan) -> list[PlanNode]:
@@ -165,7 +185,7 @@ class Executor:
                 "Ray is not installed", hint="pip install 'ray==2.60.0', or LAKEPLANNER_EXEC_MODE=serial"
             ) from e
         if not ray.is_initialized():
-            ray.init(
+            start_ray(
                 address=self.settings.ray_address,
                 num_cpus=self.settings.ray_cpus if not self.settings.ray_address else None,
                 include_dashboard=False,
