@@ -113,9 +113,24 @@ def test_react_loops_over_tools_and_answers_at_the_step_limit(sample_lake):
     from lakeplanner.llm.fake import FakeBackend
 
     lake, _ = sample_lake
-    step = {"thought": "count", "action": "sql", "input": "SELECT count(*) AS n FROM customers"}
-    replies = [json.dumps(step)] * REACT_STEPS + [json.dumps({"answer": ["40"]})]
+    steps = [
+        {"thought": "count", "action": "sql", "input": f"SELECT count(*) + {i} AS n FROM customers"}
+        for i in range(REACT_STEPS)
+    ]
+    replies = [json.dumps(s) for s in steps] + [json.dumps({"answer": ["40"]})]
     llm = LLM(FakeBackend(replies))
     outcome = run_react(lake, "How many customers are there?", llm)
     assert outcome.value == ["40"] and len(outcome.trace) == REACT_STEPS + 1
     assert "Observation: n=" in outcome.trace[0] and outcome.data_chars > 0
+
+
+def test_react_that_repeats_a_step_answers_from_what_it_has_seen(sample_lake):
+    from benchmarks.qabench.methods import run_react
+    from lakeplanner.llm import LLM
+    from lakeplanner.llm.fake import FakeBackend
+
+    lake, _ = sample_lake
+    step = json.dumps({"thought": "count", "action": "sql", "input": "SELECT count(*) AS n FROM customers"})
+    llm = LLM(FakeBackend([step, step, json.dumps({"answer": ["40"]})]))
+    outcome = run_react(lake, "How many customers are there?", llm)
+    assert outcome.value == ["40"] and len(outcome.trace) == 2 and outcome.trace[1] == "forced finish: ['40']"

@@ -5,8 +5,9 @@
   validation, repair or cache), answered by the same synthesis.
 - rag: retrieve from both stores (top table rows by the reranker, top chunks by hybrid search),
   one generation.
-- react: a thought/action loop over an SQL tool and a search tool, at most 8 steps; at the limit it
-  must give its final answer from what it has seen.
+- react: a thought/action loop over an SQL tool and a search tool, at most 8 steps; at the limit,
+  or when it repeats a step it has taken (a loop that would only repeat itself), it must give its
+  final answer from what it has seen.
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ def run_react(lake: Lake, question: str, llm: LLM) -> Outcome:
         "search": lambda q: "\n\n".join(top_chunks(lake, q, 3)) or "nothing found",
     }
     system = REACT_INSTRUCTIONS + "\n\n" + contract_prompt(lake.contract, lake.table_names())
-    transcript, shown = [], 0
+    transcript, shown, taken = [], 0, set()
     for _ in range(REACT_STEPS):
         messages = [message("system", system), message("user", f"Question: {question}")]
         if transcript:
@@ -192,10 +193,14 @@ def run_react(lake: Lake, question: str, llm: LLM) -> Outcome:
         step = llm.complete(messages, ReactStep).value
         if step.action == "finish":
             return Outcome(value=step.input.strip() or None, data_chars=shown, trace=transcript)
+        if (step.action, step.input.strip()) in taken:
+            break
+        taken.add((step.action, step.input.strip()))
         observation = tools[step.action](step.input)[:OBSERVATION_CHARS]
         shown += len(observation)
         transcript.append(f"{step.action}: {step.input}\nObservation: {observation}")
-    # at the step limit the loop must answer from what it has seen, as ReAct setups usually force
+    # at the step limit or on a repeated step the loop must answer from what it has seen, as ReAct
+    # setups usually force
     messages = [
         message("system", system),
         message("user", f"Question: {question}"),
