@@ -3,6 +3,7 @@
 import json
 
 from lakeplanner.execute.hseq import Budget, Segment, guidance_for, iterate, package
+from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm import LLM
 from lakeplanner.llm.fake import FakeBackend
@@ -104,6 +105,60 @@ def test_evidence_is_sought_for_the_sub_question_and_the_users_question():
     assert focus(node, "What availability does it guarantee?") == (
         "uptime (the user asked: What availability does it guarantee?)"
     )
+
+
+def test_the_neighbour_of_a_passage_is_the_next_passage_not_a_heading(sample_lake):
+    from lakeplanner.execute.vector import SegmentReader, is_heading, neighbour_finder
+
+    lake, _ = sample_lake
+    reader = SegmentReader(lake.catalog)
+    found = reader.paragraphs("documents_contracts", ["CTR-C028"])
+    candidates = [p for p in found["CTR-C028"] if p.content.strip() and not is_heading(p)]
+    neighbours = neighbour_finder(found, [], reader)
+    assert neighbours(candidates[0]) == [candidates[1]]
+    assert neighbours(candidates[-1]) == []
+
+
+def test_passages_are_ranked_by_the_focus_without_a_leading_column_name():
+    from lakeplanner.execute.vector import ranking_query
+    from lakeplanner.plan.model import PlanNode
+
+    node = PlanNode(
+        question="invoice_id of the invoice that was disputed because of a late delivery",
+        tool="vector",
+        label="$var_1",
+        source="documents_invoices",
+    )
+    assert ranking_query(node, "Which invoice?") == (
+        "the invoice that was disputed because of a late delivery (the user asked: Which invoice?)"
+    )
+    plain = node.model_copy(update={"question": "the director of the film"})
+    assert ranking_query(plain, "Who?") == "the director of the film (the user asked: Who?)"
+
+
+def test_the_passage_that_answers_is_in_the_first_window_not_behind_the_id_lines(sample_lake):
+    """Sample question 6 on the real search and reranker: ranked with its column name, six
+    "Document ID: DOC-INV-..." lines filled the first window and the late-delivery note was 16th."""
+    from lakeplanner.execute.services import LocalServices
+    from lakeplanner.execute.vector import SegmentReader, ranking_query, segment_stream
+    from lakeplanner.plan.model import PlanNode
+
+    lake, _ = sample_lake
+    node = PlanNode(
+        question="invoice_id of the invoice that was disputed because of a late delivery",
+        tool="vector",
+        label="$var_1",
+        source="documents_invoices",
+    )
+    services = LocalServices(lake, None)
+    hits = services.search(node.source, node.question, "", 12)
+    documents = list(dict.fromkeys(h.chunk.document_id for h in hits))
+    paragraphs = SegmentReader(lake.catalog).paragraphs(node.source, documents)
+    asked = "Which invoice was disputed because of a late delivery, and what is its total amount?"
+    stream = segment_stream(hits, paragraphs, services.rerank, ranking_query(node, asked))
+    first_window = stream[: ExecSettings().window]
+    assert any(s.container == "DOC-INV-1010" and "late delivery" in s.content for s in first_window)
+    assert not any(s.content.startswith("Document ID") for s in first_window)
 
 
 def test_an_invalid_selection_falls_back_to_rank_order():

@@ -60,6 +60,17 @@ def focus(node: PlanNode, asked: str) -> str:
     return f"{sub} (the user asked: {asked})" if asked and asked != sub else sub
 
 
+_COLUMN_LEAD = re.compile(r"^\w+_\w+\s+of\s+(?=\S)")
+
+
+def ranking_query(node: PlanNode, asked: str) -> str:
+    """What the cross-encoder orders passages by: the focus, without a leading column name
+    ("invoice_id of the invoice that was disputed ..."), which lifts every "Document ID: ..." line
+    above the passage that answers."""
+    stripped = _COLUMN_LEAD.sub("", node.question)
+    return focus(node.model_copy(update={"question": stripped}), asked) if stripped else focus(node, asked)
+
+
 def query_text(node: PlanNode, bound: Sequence[Bound]) -> str:
     """The search text: the node's question with each reference replaced by (a few of) its values."""
     values = {b.reference: b.values for b in bound}
@@ -240,17 +251,16 @@ def chunk_segments(hits: Sequence[SearchHit]) -> list[Segment]:
 
 
 def neighbour_finder(paragraphs: dict[str, list[Segment]], hits: Sequence[SearchHit], reader: SegmentReader):
-    """Structure-aware neighbours of a selected paragraph: its section heading, the next paragraph,
-    and the table row its document is linked to."""
+    """Structure-aware neighbours of a selected paragraph: the next passage of its document and the
+    table row the document is linked to. Its section heading is not one: every passage carries it."""
     linked = {h.chunk.document_id: (h.chunk.linked_table, tuple(h.chunk.linked_keys)) for h in hits}
 
     def neighbours(segment: Segment) -> list[Segment]:
         siblings = paragraphs.get(segment.container, [])
         out = []
         if segment in siblings:
-            i = siblings.index(segment)
-            heading = next((s for s in reversed(siblings[:i]) if is_heading(s)), None)
-            out += [s for s in (heading, siblings[i + 1] if i + 1 < len(siblings) else None) if s is not None]
+            following = siblings[siblings.index(segment) + 1 :]
+            out += [s for s in following if s.content.strip() and not is_heading(s)][:1]
         table, keys = linked.get(segment.container, ("", ()))
         if table and keys:
             out += reader.rows(table, keys[:3])
@@ -272,7 +282,7 @@ def run_iteration(
     documents = list(dict.fromkeys(h.chunk.document_id for h in hits))
     paragraphs = reader.paragraphs(node.source, documents)
     question = focus(node, asked)
-    stream = segment_stream(hits, paragraphs, relevance, question) or chunk_segments(hits)
+    stream = segment_stream(hits, paragraphs, relevance, ranking_query(node, asked)) or chunk_segments(hits)
     guidance = guidance_for(node.question, node.answer_description)
     with recorder.step("hseq.iterate", collection=node.source, stream=len(stream)) as step:
         state = iterate(
