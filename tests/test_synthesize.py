@@ -534,6 +534,26 @@ def test_one_row_is_shown_with_the_keys_of_the_rows_behind_it():
     assert numbered_results([many])[0] == "R1 (invoices) total_amount: 62131.5"
 
 
+def test_which_row_is_named_when_the_sentence_leaves_its_key_out():
+    total = NodeResult(
+        label="$var_2",
+        tool="sql",
+        source="invoices",
+        question="total_amount of the invoice",
+        exposed=True,
+        rows=[{"total_amount": 62131.5}],
+        row_keys={"invoices": ["INV-1010"]},
+    )
+    question = "Which invoice was disputed because of a late delivery, and what is its total amount?"
+    llm = llm_saying(answer="62,131.50", sentence="Its total amount is 62,131.50.", sources=["R1"])
+    answer = synthesize(question, [total], llm, Recorder())
+    assert answer.text == "INV-1010: Its total amount is 62,131.50."
+    named = llm_saying(answer="62,131.50", sentence="Invoice INV-1010 totals 62,131.50.", sources=["R1"])
+    assert synthesize(question, [total], named, Recorder()).text == "Invoice INV-1010 totals 62,131.50."
+    other = llm_saying(answer="62,131.50", sentence="62,131.50.", sources=["R1"])
+    assert synthesize("What is the total amount?", [total], other, Recorder()).text == "62,131.50."
+
+
 def test_a_search_passes_on_only_the_documents_its_answer_names():
     from lakeplanner.execute.nodes import named_documents
 

@@ -128,6 +128,26 @@ def row_source(result: NodeResult) -> str:
     return result.source
 
 
+_WHICH = re.compile(r"^\s*which\s+(\w+)", re.I)
+
+
+def named_row(question: str, text: str, exposed: list[NodeResult]) -> str:
+    """"Which invoice ...?" answered from one row of invoices: the sentence names that row's key when
+    the LLM left it out ("Total amount: 62,131.50." -> "INV-1010: Total amount: 62,131.50.")."""
+    asked = _WHICH.match(question)
+    if asked is None:
+        return text
+    keys = [
+        held[0]
+        for r in exposed
+        for table, held in r.row_keys.items()
+        if len(r.rows) == 1 and len(held) == 1 and stem(table) == stem(asked[1].lower())
+    ]
+    if len(set(keys)) != 1 or keys[0].casefold() in text.casefold():
+        return text
+    return f"{keys[0]}: {text}"
+
+
 def numbered_results(results: list[NodeResult]) -> tuple[str, dict[str, tuple[NodeResult, int | None]]]:
     """The prompt block and what each R/E number points to."""
     lines: list[str] = []
@@ -353,7 +373,7 @@ def synthesize(
     if outcome.c_ground == 0.0:
         return abstain(answer, outcome.failure, started)
     answer.value, answer.items = "; ".join(outcome.items), outcome.items
-    answer.text = outcome.draft.sentence or answer.value
+    answer.text = named_row(question, outcome.draft.sentence or answer.value, exposed)
     if outcome.calculated:
         answer.text += f" (computed: {outcome.calculated} = {answer.value})"
     answer.citations = citations_for(outcome.draft.sources, index, exposed)
