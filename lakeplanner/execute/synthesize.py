@@ -132,7 +132,7 @@ _WHICH = re.compile(r"^\s*which\s+(\w+)", re.I)
 
 
 def named_row(question: str, text: str, exposed: list[NodeResult]) -> str:
-    """ "Which invoice ...?" answered from one row of invoices: the sentence names that row's key when
+    """A "Which invoice ...?" answered from one row of invoices: the sentence names the row's key when
     the LLM left it out ("Total amount: 62,131.50." -> "INV-1010: Total amount: 62,131.50.")."""
     asked = _WHICH.match(question)
     if asked is None:
