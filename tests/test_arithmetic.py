@@ -137,3 +137,22 @@ def test_the_year_of_the_largest_or_smallest_value(question, year):
     from lakeplanner.execute.arithmetic import extreme_year
 
     assert extreme_year(question, THREE_YEARS) == year
+
+
+def test_an_infinite_or_missing_figure_is_no_operand():
+    """A SQL division by zero yields inf or NaN: such a cell is skipped, not computed with."""
+    from lakeplanner.execute.arithmetic import item_arithmetic
+
+    broken = [
+        result(
+            "ratios",
+            [{"line_item": "1-90 days past due", "value": float("inf")}, {"line_item": "91-180", "value": 318.0}],
+        )
+    ]
+    assert item_arithmetic("What is the percentage change from 1-90 days past due to 91-180?", broken) is None
+    assert (
+        year_arithmetic(
+            "What was the change from 2018 to 2019?", [result("x", [{"value": float("nan"), "year": 2019}])]
+        )
+        is None
+    )

@@ -20,6 +20,7 @@ expression over two cells, which the evaluator then redoes.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Callable
 
@@ -87,7 +88,8 @@ def compares(question: str) -> bool:
 
 
 def is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A usable figure: not a flag, and finite (a SQL division by zero yields inf or NaN)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def year_of(row: dict) -> int | None:
