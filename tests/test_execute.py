@@ -675,3 +675,26 @@ def test_which_year_reads_every_year_of_the_row_the_question_names(report_lake):
     [result] = answer.nodes
     assert {(r["year"], r["value"]) for r in result.rows} == {(2019, 1452.4), (2018, 1146.2)}
     assert answer.value == "2019", (answer.reason, answer.text)
+
+
+def test_graph_node_from_a_column_of_its_own_table_reads_the_rows_holding_those_values(sample_lake):
+    """A graph step on customers from $var_1.contract_document_id: no foreign key joins the column to
+    itself, so the step reads the customers whose contract_document_id is bound."""
+    lake, _ = sample_lake
+    plan = Plan(
+        question="q",
+        nodes=(
+            node("$var_1", "sql", "customers", "C003", returns=("contract_document_id",)),
+            node(
+                "$var_2",
+                "graph",
+                "customers",
+                "the contract of $var_1.contract_document_id",
+                should_expose_answer=True,
+                answer_description="customers",
+            ),
+        ),
+    )
+    llm = scripted(sql={"sql": "SELECT contract_document_id FROM customers WHERE customer_id = 'C003'"})
+    _, second = Executor(lake, llm, SERIAL).run(plan)
+    assert second.ok and [r["customer_id"] for r in second.rows] == ["C003"]

@@ -70,6 +70,14 @@ def test_checks_tables_columns_and_adds_a_limit():
     assert capped.args["limit"].expression.this == "50"
 
 
+def test_unnamed_aggregates_are_named_for_what_they_compute():
+    sql = "SELECT c.name, count(i.invoice_id), count(*), sum(i.total) AS total, sum(i.total) * 2 FROM customers c "
+    sql += "JOIN invoices i ON i.customer_id = c.customer_id GROUP BY c.name"
+    statement = checked(parse_select(sql), TABLES, TABLES)
+    assert statement.named_selects[:4] == ["name", "count_invoice_id", "count_rows", "total"]
+    assert statement.named_selects[4].startswith("_col_")  # arithmetic on aggregates keeps its position name
+
+
 def test_row_keys_follow_rows_and_aggregates():
     keys = {"customers": ["customer_id"], "invoices": ["invoice_id"]}
     plain = with_row_keys(

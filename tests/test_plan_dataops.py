@@ -432,3 +432,92 @@ def test_a_column_qualified_with_the_wrong_table_is_read_from_the_table_that_has
     result = repair(plan, schema)
     assert result.ok and result.edits == ["$var_1: column contract_document_id read from its table"]
     assert result.plan.nodes[0].sql.startswith("SELECT T2.contract_document_id FROM invoices AS T1")
+
+
+def test_a_part_only_documents_tell_is_searched_first_and_the_guessing_step_reads_its_documents(schema):
+    from lakeplanner.plan.dataops import restore_document_start
+
+    asked = (
+        "One invoice was disputed because fewer units were received than billed. What notice period for "
+        "termination for convenience does that customer's contract specify?"
+    )
+    guess = PlanNode(
+        question="contract_document_id of the customer who disputed the invoice",
+        tool="sql",
+        label="$var_1",
+        source="customers",
+        returns=["contract_document_id"],
+    )
+    contract = search(
+        "$var_2",
+        "notice period for termination for convenience in documents with document_id in $var_1.contract_document_id",
+        should_expose_answer=True,
+        answer_description="a notice period",
+    )
+    plan = Plan(question=asked, nodes=(guess, contract))
+    restored, edits = restore_document_start(plan, schema)
+    first, rows, read = restored.nodes
+    assert (first.label, first.tool, first.source) == ("$var_1", "vector", "documents_invoices")
+    assert first.question == "One invoice was disputed because fewer units were received than billed"
+    assert rows.label == "$var_2" and rows.question.endswith("(invoices.document_id in $var_1.document_id)")
+    assert read.question.endswith("$var_2.contract_document_id") and len(edits) == 1
+    assert not validate(restored, schema)
+    assert restore_document_start(restored, schema) == (restored, [])  # its guessing step now reads a search
+
+
+def test_a_memo_the_question_cites_is_searched_before_the_step_that_would_guess_its_answer(schema):
+    from lakeplanner.plan.dataops import restore_document_start
+
+    asked = (
+        "According to the Q3 2024 collections memo, which customer agreed to a payment plan, and how many "
+        "invoices has that customer been issued in total?"
+    )
+    guess = PlanNode(
+        question="customer_id of the customer who agreed to a payment plan",
+        tool="sql",
+        label="$var_1",
+        source="customers",
+        should_expose_answer=True,
+        answer_description="a customer",
+    )
+    memo = PlanNode(
+        question="customer who agreed to a payment plan",
+        tool="vector",
+        label="$var_2",
+        source="documents",
+        should_expose_answer=True,
+        answer_description="a customer",
+    )
+    restored, _ = restore_document_start(Plan(question=asked, nodes=(guess, memo)), schema)
+    first, rows = restored.nodes
+    assert (first.label, first.source) == ("$var_1", "documents")  # the memo's own collection, moved first
+    assert first.question == "According to the Q3 2024 collections memo, which customer agreed to a payment plan"
+    assert rows.question == "customer_id of the customer who agreed to a payment plan (name in $var_1.answer)"
+    unrelated = Plan(question="How many customers are in the Enterprise segment?", nodes=(guess,))
+    assert restore_document_start(unrelated, schema) == (unrelated, [])
+
+
+def test_a_count_the_steps_lost_is_asked_by_the_exposed_step_that_joins_the_counted_table(schema):
+    from lakeplanner.plan.dataops import restore_count
+
+    asked = "Which customer agreed to a payment plan, and how many invoices has that customer been issued in total?"
+    customer = PlanNode(
+        question="customer_id of the customer named in $var_1.answer",
+        tool="sql",
+        label="$var_2",
+        source="customers",
+        should_expose_answer=True,
+        answer_description="a customer",
+    )
+    plan = Plan(question=asked, nodes=(search("$var_1", "who agreed to a payment plan"), customer))
+    restored, edits = restore_count(plan, schema)
+    assert restored.nodes[1].question == (
+        "customer_id of the customer named in $var_1.answer, and how many invoices has that customer been "
+        "issued in total"
+    )
+    assert edits == [
+        "$var_2: also asks 'how many invoices has that customer been issued in total', which no step counted"
+    ]
+    assert restore_count(restored, schema) == (restored, [])  # now a step counts
+    years = plan.model_copy(update={"question": "How many years did revenue exceed 5 million?"})
+    assert restore_count(years, schema) == (years, [])  # no table of years

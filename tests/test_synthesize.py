@@ -64,6 +64,15 @@ def test_a_cell_value_is_cited_by_row_key_and_snapshot():
     }
 
 
+def test_the_rows_and_passages_shown_for_the_answer_are_counted_as_lake_data():
+    from lakeplanner.lineage.steps import data_chars
+
+    recorder = Recorder()
+    synthesize("Notice?", [PASSAGE], llm_saying(answer="60 days", sentence="60 days.", sources=["E1"]), recorder)
+    shown = data_chars(recorder.steps)
+    assert len(PASSAGE.evidence[0].snippet) < shown < 2 * len(PASSAGE.evidence[0].snippet) + 100
+
+
 def test_arithmetic_is_computed_by_the_evaluator_not_the_llm():
     llm = llm_saying(answer="41,000", calculation="620176.77 / 15", sentence="The mean is high.", sources=["R1"])
     answer = synthesize("Mean unpaid amount?", [ROWS], llm, Recorder())

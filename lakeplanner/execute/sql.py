@@ -423,12 +423,28 @@ def checked(
         t: {c: SQL_TYPES.get(k, "VARCHAR") for c, k in cols.items()} for t, cols in tables.items() if t in allowed
     }
     try:
-        statement = qualify(statement.copy(), schema=schema, dialect="duckdb", validate_qualify_columns=True)
+        statement = qualify(named_aggregates(statement), schema=schema, dialect="duckdb", validate_qualify_columns=True)
     except OptimizeError as e:
         raise SqlError(f"unknown name in the statement: {e}", hint="use only the listed columns") from e
     current = statement.args.get("limit")
     if current is None or not isinstance(current.expression, exp.Literal) or int(current.expression.this) > limit:
         statement = statement.limit(limit)
+    return statement
+
+
+def named_aggregates(statement: exp.Select) -> exp.Select:
+    """A copy whose unnamed aggregates are named for what they compute (count_invoice_id, sum_quantity)
+    rather than _col_1, so the answer step reads what a figure is."""
+    statement = statement.copy()
+    taken = set(statement.named_selects)
+    for projection in statement.expressions:
+        if not isinstance(projection, exp.AggFunc):
+            continue
+        column = projection.find(exp.Column)
+        name = f"{projection.key}_{column.name}" if column is not None else f"{projection.key}_rows"
+        if name not in taken:
+            taken.add(name)
+            projection.replace(exp.alias_(projection.copy(), name))
     return statement
 
 

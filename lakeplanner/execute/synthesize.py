@@ -357,7 +357,12 @@ def synthesize(
     for attempt in range(SYNTHESIS_ATTEMPTS):
         try:
             draft: Draft = recorder.complete(
-                llm, "synthesize" if attempt == 0 else "synthesize.repair", messages, Draft, max_tokens=260
+                llm,
+                "synthesize" if attempt == 0 else "synthesize.repair",
+                messages,
+                Draft,
+                max_tokens=260,
+                data_chars=len(block),
             ).value
         except LakeplannerError as e:
             value = fallback_value(exposed)

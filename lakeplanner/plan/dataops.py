@@ -42,6 +42,15 @@ RANKING = re.compile(
 )
 
 
+DOCUMENT_CUE = re.compile(
+    r"\b(?:according to (?!the (?:table|text|data|figures?)\b)|memos?|disputed?|disputes|because|why|reasons?)\b", re.I
+)
+LABEL_IN_TEXT = re.compile(r"\$var_[0-9]+")
+COUNT_ASKED = re.compile(r"\bhow many (\w+)", re.I)
+COUNTING = re.compile(r"\b(?:how many|number of|count)\b", re.I)
+CLAUSE_BREAK = re.compile(r"[.?!;]\s+|,\s+(?:and|but)\s+")
+
+
 class Cause(StrEnum):
     schema_drift = "schema_drift"  # a renamed or misspelled table, column or field
     plan_shape = "plan_shape"  # labels, references, cycles, exposure
@@ -419,7 +428,124 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     ranking of a one-step plan."""
     plan, named = restore_named_ids(plan, known, schema)
     plan, ranked = restore_ranking(plan)
-    return plan, named + ranked
+    plan, searched = restore_document_start(plan, schema)
+    plan, counted = restore_count(plan, schema)
+    return plan, named + ranked + searched + counted
+
+
+def restore_count(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
+    """The question asks how many rows of a table ("how many invoices has that customer been issued")
+    and no step counts: the last exposed sql step that reads or joins that table asks it too."""
+    asked = COUNT_ASKED.search(plan.question)
+    if asked is None or any(COUNTING.search(n.question) for n in plan.nodes):
+        return plan, []
+    counted = next((t for t in schema.tables if name_stems(t) == {stem(asked.group(1).lower())}), None)
+    readers = [
+        n
+        for n in plan.nodes
+        if n.tool == Tool.sql and n.should_expose_answer and counted in schema.sql_tables(n.source)
+    ]
+    if counted is None or not readers:
+        return plan, []
+    node = readers[-1]
+    clause = CLAUSE_BREAK.split(plan.question[asked.start() :])[0].strip(" ?.,")
+    return plan.replace(node.label, question=f"{node.question}, and {clause}"), [
+        f"{node.label}: also asks '{clause}', which no step counted"
+    ]
+
+
+def document_clause(question: str) -> str | None:
+    """The sentence or clause of the question that says documents tell a part of it ("According to
+    the collections memo, which customer ...", "One invoice was disputed because ...")."""
+    for clause in CLAUSE_BREAK.split(question):
+        if DOCUMENT_CUE.search(clause):
+            return clause.strip(" ?.,")
+    return None
+
+
+def name_stems(name: str) -> set[str]:
+    return {stem(w) for w in WORD.findall(name.lower())}
+
+
+def document_collection(clause: str, table: str, schema: LakeSchema) -> str | None:
+    """The collection the clause names by its name or its files' names ("collections memo" for
+    memo-collections-2024Q3.txt, "invoice" for documents_invoices), else one linked to `table` or its
+    joins; None when neither: a lake whose documents are not about its rows has nothing to search."""
+    wanted = name_stems(clause) - {"document"}
+    scores = {
+        c: len(wanted & {w for n in schema.collection_names.get(c, {c}) for w in name_stems(n)})
+        for c in sorted(schema.collections)
+    }
+    best = max(scores, key=scores.__getitem__, default=None)
+    if best is not None and scores[best]:
+        return best
+    linked = sorted(c for t in schema.sql_tables(table) for (held, c) in schema.document_links if held == t)
+    return linked[0] if linked else None
+
+
+def restore_document_start(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
+    """The question says documents tell a part of it (a memo, a dispute, a reason), yet the step about
+    that part reads a table from nothing and would guess it ("customer_id of the customer who agreed to
+    a payment plan"). That part is searched first, with the question's own clause, and the step reads
+    the search: the documents it found through their link column, else the name it read in its label
+    column."""
+    clause = document_clause(plan.question)
+    if clause is None:
+        return plan, []
+    schema_words = {w for table, columns in schema.tables.items() for n in (table, *columns) for w in name_stems(n)}
+    told = about(clause) - schema_words
+    roots = [n for n in plan.nodes if not n.references()]
+    guessing = next((n for n in roots if n.tool == Tool.sql and about(n.question) & told), None)
+    collection = guessing and document_collection(clause, guessing.source, schema)
+    if guessing is None or collection is None:
+        return plan, []
+    found = next((n for n in roots if n.tool == Tool.vector and n.source == collection), None)
+    start = "$var_0"
+    search = PlanNode(question=clause, tool=Tool.vector.value, label=start, source=collection)
+    if found is not None:
+        search = found.model_copy(update={"question": clause, "label": start})
+    holders = sorted(t for t in schema.sql_tables(guessing.source) if (t, collection) in schema.document_links)
+    if holders:
+        column = sorted(schema.document_links[(holders[0], collection)])[0]
+        binding = f"{holders[0]}.{column} in {start}.document_id"
+        search = search.model_copy(update={"returns": tuple(dict.fromkeys((*search.returns, "document_id")))})
+    else:
+        binding = f"{label_column(guessing.source, schema) or 'named'} in {start}.answer"
+    reader = guessing.model_copy(update={"question": f"{guessing.question} ({binding})"})
+    nodes = (search, *(reader if n is guessing else n for n in plan.nodes if n is not found))
+    restored = plan.model_copy(update={"nodes": relabel(nodes)})
+    if validate(restored, schema):
+        return plan, []
+    return restored, [
+        f"$var_1: searches {collection} for '{clause}' first (only documents tell it); "
+        f"the step that guessed it reads that search"
+    ]
+
+
+def label_column(table: str, schema: LakeSchema) -> str | None:
+    """The column that names a row of `table` in words (name, customer_name, title): what a document
+    calls the row by."""
+    return next((c for c in schema.tables.get(table, {}) if c in ("name", "title") or c.endswith("_name")), None)
+
+
+def relabel(nodes: tuple[PlanNode, ...]) -> tuple[PlanNode, ...]:
+    """Nodes labelled $var_1, $var_2, ... in their order, with every reference renamed to match."""
+    new_label = {n.label: f"$var_{i}" for i, n in enumerate(nodes, 1)}
+
+    def renamed(text: str | None) -> str | None:
+        return None if text is None else LABEL_IN_TEXT.sub(lambda m: new_label.get(m.group(0), m.group(0)), text)
+
+    return tuple(
+        n.model_copy(
+            update={
+                "label": new_label[n.label],
+                "question": renamed(n.question),
+                "sql": renamed(n.sql),
+                "filter": renamed(n.filter),
+            }
+        )
+        for n in nodes
+    )
 
 
 def restore_ranking(plan: Plan) -> tuple[Plan, list[str]]:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import PurePosixPath
 
 import sqlglot
 from pydantic import BaseModel, ConfigDict
@@ -80,6 +81,7 @@ class LakeSchema:
     joins: dict[str, set[str]] = field(default_factory=dict)  # table -> tables one foreign key away
     document_links: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (table, collection) -> link columns
     identifiers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # table -> its key columns, in order
+    collection_names: dict[str, set[str]] = field(default_factory=dict)  # collection -> its name and file stems
 
     @classmethod
     def from_contract(cls, contract: Contract) -> LakeSchema:
@@ -98,7 +100,12 @@ class LakeSchema:
         document_links: dict[tuple[str, str], set[str]] = {}
         for lk in contract.links:
             document_links.setdefault((lk.source, lk.collection), set()).add(lk.column)
-        return cls(tables, collections, linked, joins, document_links, identifiers)
+        collection_names = {
+            s.name: {s.name, *(PurePosixPath(f).stem for f in s.files)}
+            for s in contract.sources
+            if s.kind is SourceKind.documents
+        }
+        return cls(tables, collections, linked, joins, document_links, identifiers, collection_names)
 
     def columns(self, source: str) -> dict[str, FieldType]:
         if source in self.tables:
