@@ -487,13 +487,16 @@ def check_document_references(plan: Plan, schema: LakeSchema) -> Iterable[Findin
 
 IDENTIFIER = re.compile(r"\b[a-z][a-z0-9_]*\b")
 PROSE = re.compile(
-    r"\b(why|because|reasons?|caus(?:e|es|ed)|explain\w*|describ\w*|description|purpose|attributed)\b", re.I
+    r"\b(why|because|reasons?|caus(?:e|es|ed)|explain\w*|describ\w*|description|purpose|attributed"
+    r"|how (?:is|are|was|were|does|do|did|will|would|can)|consist\w*|compris\w*)\b",
+    re.I,
 )
 
 
 def check_prose_questions(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
-    """A sql step asking why, for a reason or a description, of a table with no column for it: such
-    answers are written in documents. The subject is the collection to read instead."""
+    """A sql step asking why, how something is done, what something consists of, for a reason or a
+    description, of a table with no column for it: such answers are written in documents. The subject
+    is the collection to read instead."""
     for node in plan.nodes:
         asked = PROSE.search(node.question or "")
         if node.tool != Tool.sql or node.sql or node.source not in schema.tables or asked is None:
