@@ -37,6 +37,10 @@ class ModelFileError(LakeplannerError):
     """A model file shipped in a package is missing or fails its checksum."""
 
 
+class PlanError(LakeplannerError):
+    """A plan cannot run as given (a cycle, a step reading a label no step binds)."""
+
+
 class EngineError(LakeplannerError):
     """An engine (Iceberg catalog, Milvus, DuckDB) failed; the message names the engine."""
 

@@ -698,3 +698,19 @@ def test_graph_node_from_a_column_of_its_own_table_reads_the_rows_holding_those_
     llm = scripted(sql={"sql": "SELECT contract_document_id FROM customers WHERE customer_id = 'C003'"})
     _, second = Executor(lake, llm, SERIAL).run(plan)
     assert second.ok and [r["customer_id"] for r in second.rows] == ["C003"]
+
+
+def test_an_unvalidated_plan_that_cannot_run_is_a_plan_error_naming_the_waits(sample_lake):
+    from lakeplanner.errors import PlanError
+
+    lake, _ = sample_lake
+    plan = Plan(
+        question="q",
+        nodes=(
+            node("$var_1", "sql", "customers", "customers of $var_2.customer_id"),
+            node("$var_2", "sql", "invoices", "invoices of $var_1.customer_id and $var_7.x", should_expose_answer=True),
+        ),
+    )
+    with pytest.raises(PlanError, match=r"\(\$var_1 on \$var_2; \$var_2 on \$var_1, \$var_7\)") as raised:
+        Executor(lake, scripted(), SERIAL).run(plan)
+    assert "validate the plan first" in raised.value.hint

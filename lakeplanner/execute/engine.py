@@ -12,7 +12,7 @@ import functools
 import time
 from collections.abc import Callable, Iterator
 
-from lakeplanner.errors import EngineError, MissingDependencyError
+from lakeplanner.errors import EngineError, MissingDependencyError, PlanError
 from lakeplanner.execute.nodes import run_node
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.execute.services import ActorServices, LocalServices, ServiceActor
@@ -47,7 +47,8 @@ def start_ray(**options) -> None:
 
 
 def topological(plan: Plan) -> list[PlanNode]:
-    """Nodes in an order where every node follows its dependencies (the plan is validated acyclic)."""
+    """Nodes in an order where every node follows its dependencies; PlanError when none can (a cycle,
+    or a reference to a label no node binds: an unvalidated plan)."""
     dependencies = plan.dependencies()
     done: set[str] = set()
     order: list[PlanNode] = []
@@ -55,7 +56,11 @@ def topological(plan: Plan) -> list[PlanNode]:
     while pending:
         ready = [n for n in pending if set(dependencies[n.label]) <= done]
         if not ready:
-            raise ValueError("the plan has a cycle; validate it first")
+            waiting = "; ".join(f"{n.label} on {', '.join(sorted(set(dependencies[n.label]) - done))}" for n in pending)
+            raise PlanError(
+                f"no step can run: each waits on another or on a label no step binds ({waiting})",
+                hint="validate the plan first (lakeplanner.plan.validate, or plan it with Planner.plan)",
+            )
         for node in ready:
             order.append(node)
             done.add(node.label)
