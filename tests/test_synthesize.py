@@ -584,3 +584,14 @@ def test_a_number_the_sentence_adds_that_nothing_states_is_found():
     assert unsupported_numbers(made_up, ["Kessler & Vogt"], [memo], question) == [3.0]
     assert unsupported_numbers("Kessler & Vogt (C003) agreed in Q3 2024.", ["Kessler & Vogt"], [memo], question) == []
     assert unsupported_numbers("The total is 620,176.77 EUR.", ["620,176.77"], [ROWS], "What is the total?") == []
+
+
+def test_an_adjective_qualifying_the_asked_attribute_is_no_missing_concept(sample_lake):
+    """TAT-QA abstained on "the average annual amount" and "the nominal difference": nothing in
+    the lake says "annual" or "nominal", but they only qualify what is asked."""
+    from lakeplanner.execute.synthesize import is_concept, uncovered_terms
+
+    lake, _ = sample_lake
+    assert [t for t in ["annual", "nominal", "historic", "phone", "amount"] if is_concept(t)] == ["phone", "amount"]
+    asked = "What is the nominal difference of the totals of the unpaid invoices?"
+    assert uncovered_terms(asked, lake.contract, [ROWS]) == []

@@ -89,6 +89,8 @@ PREPOSITIONS = {
     "whom",
 }
 
+# past forms, superlatives, adverbs and adjectives: what qualifies the asked attribute, not the attribute
+ADJECTIVE_ENDINGS = ("ed", "est", "ly", "al", "ic", "ous", "ful", "less", "able", "ible")
 # determiners and irregular past forms: "another name for", "the amount paid out"
 NOT_CONCEPTS = frozenset(
     {"another", "other", "each", "every", "such", "paid", "made", "held", "sold", "spent", "bought", "built"}
@@ -325,10 +327,10 @@ def uncovered_terms(
 
 
 def is_concept(term: str) -> bool:
-    """Roughly a noun: not a past form, superlative or adverb, nor a preposition or determiner (no
-    tagger here)."""
+    """Roughly a noun: not a past form, superlative, adverb or adjective ("annual", "nominal",
+    "historic"), nor a preposition or determiner (no tagger here)."""
     lower = term.lower()
-    return not lower.endswith(("ed", "est", "ly")) and lower not in PREPOSITIONS | NOT_CONCEPTS
+    return not lower.endswith(ADJECTIVE_ENDINGS) and lower not in PREPOSITIONS | NOT_CONCEPTS
 
 
 def synthesize(
