@@ -424,8 +424,8 @@ def names_new_part(plan: Plan, node: PlanNode) -> bool:
 
 
 def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:
-    """What the question asks that the planner's steps dropped, put back: the ids it names, and the
-    ranking of a one-step plan."""
+    """What the question asks that the planner's steps dropped, put back: the ids it names, the
+    ranking of a one-step plan, a part only documents tell (searched first), and a count."""
     plan, named = restore_named_ids(plan, known, schema)
     plan, ranked = restore_ranking(plan)
     plan, searched = restore_document_start(plan, schema)
@@ -496,8 +496,10 @@ def restore_document_start(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[s
     told = about(clause) - schema_words
     roots = [n for n in plan.nodes if not n.references()]
     guessing = next((n for n in roots if n.tool == Tool.sql and about(n.question) & told), None)
-    collection = guessing and document_collection(clause, guessing.source, schema)
-    if guessing is None or collection is None:
+    if guessing is None:
+        return plan, []
+    collection = document_collection(clause, guessing.source, schema)
+    if collection is None:
         return plan, []
     found = next((n for n in roots if n.tool == Tool.vector and n.source == collection), None)
     start = "$var_0"
