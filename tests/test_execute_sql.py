@@ -71,11 +71,14 @@ def test_checks_tables_columns_and_adds_a_limit():
 
 
 def test_unnamed_aggregates_are_named_for_what_they_compute():
-    sql = "SELECT c.name, count(i.invoice_id), count(*), sum(i.total) AS total, sum(i.total) * 2 FROM customers c "
-    sql += "JOIN invoices i ON i.customer_id = c.customer_id GROUP BY c.name"
+    sql = "SELECT c.name, count(i.invoice_id), count(*), sum(i.total) AS total, count(DISTINCT c.segment), "
+    sql += "sum(i.total) * 2, sum(i.total * 2) FROM customers c JOIN invoices i ON i.customer_id = c.customer_id "
+    sql += "GROUP BY c.name ORDER BY count(*) DESC"
     statement = checked(parse_select(sql), TABLES, TABLES)
-    assert statement.named_selects[:4] == ["name", "count_invoice_id", "count_rows", "total"]
-    assert statement.named_selects[4].startswith("_col_")  # arithmetic on aggregates keeps its position name
+    names = statement.named_selects
+    assert names[:5] == ["name", "count_invoice_id", "count_rows", "total", "count_distinct_segment"]
+    assert all(n.startswith("_col_") for n in names[5:])  # arithmetic on or in an aggregate keeps its position name
+    assert 'ORDER BY "count_rows" DESC' in statement.sql("duckdb")
 
 
 def test_row_keys_follow_rows_and_aggregates():

@@ -521,3 +521,66 @@ def test_a_count_the_steps_lost_is_asked_by_the_exposed_step_that_joins_the_coun
     assert restore_count(restored, schema) == (restored, [])  # now a step counts
     years = plan.model_copy(update={"question": "How many years did revenue exceed 5 million?"})
     assert restore_count(years, schema) == (years, [])  # no table of years
+
+
+def test_a_search_moved_first_keeps_its_readers_and_an_unrelated_search_is_left_alone(schema):
+    from lakeplanner.plan.dataops import restore_document_start
+
+    asked = "According to the collections memo, which customer agreed to a payment plan? What is its segment?"
+    guess = PlanNode(
+        question="name of the customer who agreed to a payment plan",
+        tool="sql",
+        label="$var_1",
+        source="customers",
+        should_expose_answer=True,
+        answer_description="a customer",
+    )
+    memo = PlanNode(question="who agreed to a payment plan", tool="vector", label="$var_2", source="documents")
+    reader = PlanNode(
+        question="segment of the customer named $var_2.answer",
+        tool="sql",
+        label="$var_3",
+        source="customers",
+        should_expose_answer=True,
+        answer_description="a segment",
+    )
+    restored, _ = restore_document_start(Plan(question=asked, nodes=(guess, memo, reader)), schema)
+    assert [n.question for n in restored.nodes] == [
+        "According to the collections memo, which customer agreed to a payment plan",
+        "name of the customer who agreed to a payment plan (name in $var_1.answer)",
+        "segment of the customer named $var_1.answer",  # still the memo's answer
+    ]
+    other = search("$var_2", "late fee interest policy", should_expose_answer=True, answer_description="a policy")
+    other = other.model_copy(update={"source": "documents"})
+    restored, _ = restore_document_start(Plan(question=asked, nodes=(guess, other)), schema)
+    assert restored.nodes[0].question.startswith("According to") and restored.nodes[2] == other.model_copy(
+        update={"label": "$var_3"}
+    )
+
+
+def test_a_lost_count_goes_to_the_step_reading_the_counted_table_and_a_counting_statement_is_left(schema):
+    from lakeplanner.plan.dataops import restore_count
+
+    asked = "How many invoices did customer C001 receive and what is its segment?"
+    invoices = PlanNode(
+        question="invoices of customer C001",
+        tool="sql",
+        label="$var_1",
+        source="invoices",
+        should_expose_answer=True,
+        answer_description="invoices",
+    )
+    segment = PlanNode(
+        question="segment of customer C001",
+        tool="sql",
+        label="$var_2",
+        source="customers",
+        should_expose_answer=True,
+        answer_description="a segment",
+    )
+    restored, _ = restore_count(Plan(question=asked, nodes=(invoices, segment)), schema)
+    assert restored.nodes[0].question == "invoices of customer C001, and How many invoices did customer C001 receive"
+    assert restored.nodes[1] == segment
+    counting = invoices.model_copy(update={"sql": "SELECT count(*) AS n FROM invoices WHERE customer_id = 'C001'"})
+    plan = Plan(question=asked, nodes=(counting, segment))
+    assert restore_count(plan, schema) == (plan, [])

@@ -438,14 +438,24 @@ def named_aggregates(statement: exp.Select) -> exp.Select:
     statement = statement.copy()
     taken = set(statement.named_selects)
     for projection in statement.expressions:
-        if not isinstance(projection, exp.AggFunc):
-            continue
-        column = projection.find(exp.Column)
-        name = f"{projection.key}_{column.name}" if column is not None else f"{projection.key}_rows"
-        if name not in taken:
+        name = aggregate_name(projection) if isinstance(projection, exp.AggFunc) else None
+        if name is not None and name not in taken:
             taken.add(name)
             projection.replace(exp.alias_(projection.copy(), name))
     return statement
+
+
+def aggregate_name(aggregate: exp.AggFunc) -> str | None:
+    """count_rows, sum_quantity, count_distinct_sku; None for an aggregate over an expression
+    (sum(quantity * unit_price) is no 'sum_quantity')."""
+    argument = aggregate.this
+    if argument is None or isinstance(argument, exp.Star):
+        return f"{aggregate.key}_rows"
+    if isinstance(argument, exp.Column):
+        return f"{aggregate.key}_{argument.name}"
+    if isinstance(argument, exp.Distinct) and [type(e) for e in argument.expressions] == [exp.Column]:
+        return f"{aggregate.key}_distinct_{argument.expressions[0].name}"
+    return None
 
 
 def is_aggregate(statement: exp.Select) -> bool:

@@ -90,7 +90,13 @@ PREPOSITIONS = {
 }
 
 # past forms, superlatives, adverbs and adjectives: what qualifies the asked attribute, not the attribute
-ADJECTIVE_ENDINGS = ("ed", "est", "ly", "al", "ic", "ous", "ful", "less", "able", "ible")
+# ("-al" and "-ic" are left out by ending: rental, principal and metric are nouns)
+ADJECTIVE_ENDINGS = ("ed", "est", "ly", "ous", "ful", "less")
+QUALIFIERS = frozenset(
+    {"annual", "nominal", "actual", "additional", "financial", "fiscal", "historical", "historic", "general"}
+    | {"operational", "original", "initial", "final", "internal", "external", "federal", "regional", "global"}
+    | {"normal", "typical", "overall", "approximate", "respective"}
+)
 # determiners and irregular past forms: "another name for", "the amount paid out"
 NOT_CONCEPTS = frozenset(
     {"another", "other", "each", "every", "such", "paid", "made", "held", "sold", "spent", "bought", "built"}
@@ -330,7 +336,7 @@ def is_concept(term: str) -> bool:
     """Roughly a noun: not a past form, superlative, adverb or adjective ("annual", "nominal",
     "historic"), nor a preposition or determiner (no tagger here)."""
     lower = term.lower()
-    return not lower.endswith(ADJECTIVE_ENDINGS) and lower not in PREPOSITIONS | NOT_CONCEPTS
+    return not lower.endswith(ADJECTIVE_ENDINGS) and lower not in PREPOSITIONS | NOT_CONCEPTS | QUALIFIERS
 
 
 def synthesize(

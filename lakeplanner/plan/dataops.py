@@ -43,12 +43,18 @@ RANKING = re.compile(
 
 
 DOCUMENT_CUE = re.compile(
-    r"\b(?:according to (?!the (?:table|text|data|figures?)\b)|memos?|disputed?|disputes|because|why|reasons?)\b", re.I
+    r"\b(?:according to (?!the (?:tables?|text|data|figures?|(?:financial )?statements?)\b)"
+    r"|memos?|disputed?|disputes|because|why|reasons?)\b",
+    re.I,
 )
 LABEL_IN_TEXT = re.compile(r"\$var_[0-9]+")
 COUNT_ASKED = re.compile(r"\bhow many (\w+)", re.I)
 COUNTING = re.compile(r"\b(?:how many|number of|count)\b", re.I)
-CLAUSE_BREAK = re.compile(r"[.?!;]\s+|,\s+(?:and|but)\s+")
+# a sentence end (not "U.S." or "Inc."), ", and", or "and" before a new question word
+CLAUSE_BREAK = re.compile(
+    r"(?<![A-Z])(?<!Inc)(?<!Ltd)(?<!\bCo)[.?!;]\s+(?=[A-Z])|,\s+(?:and|but)\s+"
+    r"|\s+and\s+(?=(?:what|which|who|whom|whose|when|where|how)\b)"
+)
 
 
 class Cause(StrEnum):
@@ -437,7 +443,7 @@ def restore_count(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
     """The question asks how many rows of a table ("how many invoices has that customer been issued")
     and no step counts: the last exposed sql step that reads or joins that table asks it too."""
     asked = COUNT_ASKED.search(plan.question)
-    if asked is None or any(COUNTING.search(n.question) for n in plan.nodes):
+    if asked is None or any(COUNTING.search(n.question) or "count(" in (n.sql or "").lower() for n in plan.nodes):
         return plan, []
     counted = next((t for t in schema.tables if name_stems(t) == {stem(asked.group(1).lower())}), None)
     readers = [
@@ -447,7 +453,7 @@ def restore_count(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
     ]
     if counted is None or not readers:
         return plan, []
-    node = readers[-1]
+    node = next((n for n in readers if n.source == counted), readers[-1])
     clause = CLAUSE_BREAK.split(plan.question[asked.start() :])[0].strip(" ?.,")
     return plan.replace(node.label, question=f"{node.question}, and {clause}"), [
         f"{node.label}: also asks '{clause}', which no step counted"
@@ -495,17 +501,19 @@ def restore_document_start(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[s
     schema_words = {w for table, columns in schema.tables.items() for n in (table, *columns) for w in name_stems(n)}
     told = about(clause) - schema_words
     roots = [n for n in plan.nodes if not n.references()]
-    guessing = next((n for n in roots if n.tool == Tool.sql and about(n.question) & told), None)
+    guessing = next((n for n in roots if n.tool == Tool.sql and not n.sql and about(n.question) & told), None)
     if guessing is None:
         return plan, []
     collection = document_collection(clause, guessing.source, schema)
     if collection is None:
         return plan, []
-    found = next((n for n in roots if n.tool == Tool.vector and n.source == collection), None)
-    start = "$var_0"
+    found = next(
+        (n for n in roots if n.tool == Tool.vector and n.source == collection and about(n.question) & told), None
+    )
+    start = found.label if found is not None else "$var_0"  # relabel numbers it $var_1, its readers too
     search = PlanNode(question=clause, tool=Tool.vector.value, label=start, source=collection)
     if found is not None:
-        search = found.model_copy(update={"question": clause, "label": start})
+        search = found.model_copy(update={"question": clause})
     holders = sorted(t for t in schema.sql_tables(guessing.source) if (t, collection) in schema.document_links)
     if holders:
         column = sorted(schema.document_links[(holders[0], collection)])[0]
