@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.qabench.methods import top_chunks
 from lakeplanner import Lake, sample_lake_path
-from lakeplanner.execute.engine import Executor
+from lakeplanner.execute.engine import Executor, start_ray
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.llm import LLM, LLMSettings, get_llm
 from lakeplanner.llm.fake import FakeBackend
@@ -110,7 +110,7 @@ def parallel_over_serial(workdir: Path) -> dict:
     plan = Plan(question="two branches", nodes=(sql_node("$var_1", "events_a"), sql_node("$var_2", "events_b")))
     llm = LLM(FakeBackend([]))  # the statements are given: no LLM call happens
     times, serial_busy = {}, []
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    start_ray(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         for mode in ("serial", "ray"):
             executor = Executor(lake, llm, ExecSettings(mode=mode))
@@ -278,8 +278,13 @@ def write_markdown(path: Path, r: dict) -> None:
         f"`{r['command']}` on {r['machine']}",
         "",
         *(
-            ["The parallel and pushdown rows are from the last full run, kept by --skip-engines.", ""]
+            ["The parallel and pushdown rows are from the last run that measured them, kept by --skip-engines.", ""]
             if "--skip-engines" in r["command"]
+            else []
+        ),
+        *(
+            ["The LLM rows are from the last run that measured them, kept by --skip-llm.", ""]
+            if "--skip-llm" in r["command"]
             else []
         ),
         "| metric | ours | baseline | ratio | target |",
