@@ -24,6 +24,7 @@ from lakeplanner.plan.model import LABEL, REFERENCE, Plan, PlanNode, Tool
 
 NUMERIC = {FieldType.integer, FieldType.number}
 
+NAMED_FILES = 200  # file names that describe a collection; a corpus of thousands adds nothing
 VECTOR_ANSWER = "answer"  # a vector node's result also carries the value it read in the evidence
 
 
@@ -101,7 +102,7 @@ class LakeSchema:
         for lk in contract.links:
             document_links.setdefault((lk.source, lk.collection), set()).add(lk.column)
         collection_names = {
-            s.name: {s.name, *(PurePosixPath(f).stem for f in s.files)}
+            s.name: {s.name, *(PurePosixPath(f).stem for f in s.files[:NAMED_FILES])}
             for s in contract.sources
             if s.kind is SourceKind.documents
         }
