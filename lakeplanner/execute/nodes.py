@@ -313,7 +313,6 @@ def run_graph(node, inputs, services, settings, recorder: Recorder, result: Node
         result.rows_total = len(result.rows)
         return result
     columns = []
-    held = {f.column for f in contract.fields_of(node.source)}
     for b in bounds:
         for fk in contract.foreign_keys:
             if (fk.target == node.source and fk.target_column == b.column) or (
@@ -321,6 +320,7 @@ def run_graph(node, inputs, services, settings, recorder: Recorder, result: Node
             ):
                 columns.append((fk.target_column if fk.target == node.source else fk.column, b))
     if not columns:  # no key joins them: the rows of the source that hold the bound values in that column
+        held = {f.column for f in contract.fields_of(node.source)}
         columns = [(b.column, b) for b in bounds if b.column in held]
     if not columns:
         result.error = (

@@ -541,20 +541,17 @@ def label_column(table: str, schema: LakeSchema) -> str | None:
 def relabel(nodes: tuple[PlanNode, ...]) -> tuple[PlanNode, ...]:
     """Nodes labelled $var_1, $var_2, ... in their order, with every reference renamed to match."""
     new_label = {n.label: f"$var_{i}" for i, n in enumerate(nodes, 1)}
+    return tuple(references_renamed(n, new_label).model_copy(update={"label": new_label[n.label]}) for n in nodes)
+
+
+def references_renamed(node: PlanNode, names: dict[str, str]) -> PlanNode:
+    """The node with each `$var_n` in its question, SQL and filter renamed by `names` (others kept)."""
 
     def renamed(text: str | None) -> str | None:
-        return None if text is None else LABEL_IN_TEXT.sub(lambda m: new_label.get(m.group(0), m.group(0)), text)
+        return None if text is None else LABEL_IN_TEXT.sub(lambda m: names.get(m.group(0), m.group(0)), text)
 
-    return tuple(
-        n.model_copy(
-            update={
-                "label": new_label[n.label],
-                "question": renamed(n.question),
-                "sql": renamed(n.sql),
-                "filter": renamed(n.filter),
-            }
-        )
-        for n in nodes
+    return node.model_copy(
+        update={"question": renamed(node.question), "sql": renamed(node.sql), "filter": renamed(node.filter)}
     )
 
 
@@ -594,19 +591,8 @@ def restore_named_ids(plan: Plan, known: KnownValues, schema: LakeSchema) -> tup
 
 def drop(plan: Plan, label: str, rename_to: str | None = None) -> Plan:
     """The plan without one node; references to it are pointed at `rename_to` when given."""
-
-    def renamed(text: str | None) -> str | None:
-        if text is None or rename_to is None:
-            return text
-        return REFERENCE.sub(
-            lambda m: m.group(0).replace(label, rename_to) if f"$var_{m.group(1)}" == label else m.group(0), text
-        )
-
-    nodes = tuple(
-        n.model_copy(update={"question": renamed(n.question), "sql": renamed(n.sql), "filter": renamed(n.filter)})
-        for n in plan.nodes
-        if n.label != label
-    )
+    names = {label: rename_to} if rename_to is not None else {}
+    nodes = tuple(references_renamed(n, names) for n in plan.nodes if n.label != label)
     return plan.model_copy(update={"nodes": nodes})
 
 
