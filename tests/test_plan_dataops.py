@@ -434,6 +434,18 @@ def test_a_column_qualified_with_the_wrong_table_is_read_from_the_table_that_has
     assert result.plan.nodes[0].sql.startswith("SELECT T2.contract_document_id FROM invoices AS T1")
 
 
+def shown_sql(label: str, source: str, question: str, description: str) -> PlanNode:
+    """An exposed sql step."""
+    return PlanNode(
+        question=question,
+        tool="sql",
+        label=label,
+        source=source,
+        should_expose_answer=True,
+        answer_description=description,
+    )
+
+
 def test_a_part_only_documents_tell_is_searched_first_and_the_guessing_step_reads_its_documents(schema):
     from lakeplanner.plan.dataops import restore_document_start
 
@@ -472,14 +484,7 @@ def test_a_memo_the_question_cites_is_searched_before_the_step_that_would_guess_
         "According to the Q3 2024 collections memo, which customer agreed to a payment plan, and how many "
         "invoices has that customer been issued in total?"
     )
-    guess = PlanNode(
-        question="customer_id of the customer who agreed to a payment plan",
-        tool="sql",
-        label="$var_1",
-        source="customers",
-        should_expose_answer=True,
-        answer_description="a customer",
-    )
+    guess = shown_sql("$var_1", "customers", "customer_id of the customer who agreed to a payment plan", "a customer")
     memo = PlanNode(
         question="customer who agreed to a payment plan",
         tool="vector",
@@ -501,14 +506,7 @@ def test_a_count_the_steps_lost_is_asked_by_the_exposed_step_that_joins_the_coun
     from lakeplanner.plan.dataops import restore_count
 
     asked = "Which customer agreed to a payment plan, and how many invoices has that customer been issued in total?"
-    customer = PlanNode(
-        question="customer_id of the customer named in $var_1.answer",
-        tool="sql",
-        label="$var_2",
-        source="customers",
-        should_expose_answer=True,
-        answer_description="a customer",
-    )
+    customer = shown_sql("$var_2", "customers", "customer_id of the customer named in $var_1.answer", "a customer")
     plan = Plan(question=asked, nodes=(search("$var_1", "who agreed to a payment plan"), customer))
     restored, edits = restore_count(plan, schema)
     assert restored.nodes[1].question == (
@@ -527,23 +525,9 @@ def test_a_search_moved_first_keeps_its_readers_and_an_unrelated_search_is_left_
     from lakeplanner.plan.dataops import restore_document_start
 
     asked = "According to the collections memo, which customer agreed to a payment plan? What is its segment?"
-    guess = PlanNode(
-        question="name of the customer who agreed to a payment plan",
-        tool="sql",
-        label="$var_1",
-        source="customers",
-        should_expose_answer=True,
-        answer_description="a customer",
-    )
+    guess = shown_sql("$var_1", "customers", "name of the customer who agreed to a payment plan", "a customer")
     memo = PlanNode(question="who agreed to a payment plan", tool="vector", label="$var_2", source="documents")
-    reader = PlanNode(
-        question="segment of the customer named $var_2.answer",
-        tool="sql",
-        label="$var_3",
-        source="customers",
-        should_expose_answer=True,
-        answer_description="a segment",
-    )
+    reader = shown_sql("$var_3", "customers", "segment of the customer named $var_2.answer", "a segment")
     restored, _ = restore_document_start(Plan(question=asked, nodes=(guess, memo, reader)), schema)
     assert [n.question for n in restored.nodes] == [
         "According to the collections memo, which customer agreed to a payment plan",
@@ -562,22 +546,8 @@ def test_a_lost_count_goes_to_the_step_reading_the_counted_table_and_a_counting_
     from lakeplanner.plan.dataops import restore_count
 
     asked = "How many invoices did customer C001 receive and what is its segment?"
-    invoices = PlanNode(
-        question="invoices of customer C001",
-        tool="sql",
-        label="$var_1",
-        source="invoices",
-        should_expose_answer=True,
-        answer_description="invoices",
-    )
-    segment = PlanNode(
-        question="segment of customer C001",
-        tool="sql",
-        label="$var_2",
-        source="customers",
-        should_expose_answer=True,
-        answer_description="a segment",
-    )
+    invoices = shown_sql("$var_1", "invoices", "invoices of customer C001", "invoices")
+    segment = shown_sql("$var_2", "customers", "segment of customer C001", "a segment")
     restored, _ = restore_count(Plan(question=asked, nodes=(invoices, segment)), schema)
     assert restored.nodes[0].question == "invoices of customer C001, and How many invoices did customer C001 receive"
     assert restored.nodes[1] == segment
