@@ -292,6 +292,38 @@ def test_a_traversal_from_nowhere_about_a_named_part_of_the_question_becomes_a_s
     assert [(n.tool, n.should_expose_answer) for n in result.plan.nodes] == [("vector", True), ("vector", True)]
 
 
+def test_an_answer_traversal_from_nowhere_searches_with_the_unread_earlier_answer(schema):
+    """HotpotQA 010: the hop to the fight song was dropped, and the university was answered instead."""
+    graph = {"tool": "graph", "source": "documents_contracts"}
+    plan = Plan(
+        question="What is the fight song of the university whose main campus is in Lawrence, Kansas?",
+        nodes=(
+            search("$var_1", "the university whose main campus is in Lawrence, Kansas").model_copy(update=graph),
+            search("$var_2", "the fight song of the university", should_expose_answer=True).model_copy(update=graph),
+        ),
+    )
+    result = repair(plan, schema)
+    assert result.ok, result.findings
+    start, hop = result.plan.nodes
+    assert (start.tool, start.should_expose_answer) == ("vector", False)
+    assert (hop.tool, hop.question) == ("vector", "the fight song of the university ($var_1.answer)")
+    assert "$var_2: tool graph -> vector for documents_contracts, searching with $var_1.answer" in result.edits
+
+
+def test_an_answer_traversal_with_nothing_before_it_reads_its_source(schema):
+    graph = {"tool": "graph", "source": "documents_contracts"}
+    plan = Plan(
+        question="Which contract has the longest term?",
+        nodes=(
+            search("$var_1", "longest term").model_copy(
+                update=graph | {"should_expose_answer": True, "answer_description": "a contract"}
+            ),
+        ),
+    )
+    result = repair(plan, schema)
+    assert result.ok and [n.tool for n in result.plan.nodes] == ["vector"]
+
+
 def test_a_step_about_the_item_an_exposed_step_lost_is_exposed(schema):
     def sql(label, question, exposed=False):
         return PlanNode(question=question, tool="sql", label=label, source="invoices", should_expose_answer=exposed)

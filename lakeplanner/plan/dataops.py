@@ -14,7 +14,16 @@ from sqlglot import exp
 from lakeplanner.plan.cache import STOPWORDS, KnownValues, stem
 from lakeplanner.plan.filters import COLLECTION_FIELDS
 from lakeplanner.plan.model import REFERENCE, Plan, PlanNode, Tool
-from lakeplanner.plan.validate import Code, Finding, LakeSchema, output_columns, parse_sql, table_aliases, validate
+from lakeplanner.plan.validate import (
+    VECTOR_ANSWER,
+    Code,
+    Finding,
+    LakeSchema,
+    output_columns,
+    parse_sql,
+    table_aliases,
+    validate,
+)
 
 TOOL_SYNONYMS = {
     "iceberg": Tool.sql,
@@ -314,6 +323,8 @@ class Fixer:
         if node is None:
             return plan
         tool = Tool.sql if node.source in self.schema.tables else Tool.vector
+        if node.tool == tool.value:  # an earlier finding on this step switched it
+            return plan
         self.edits.append(f"{node.label}: tool {node.tool} -> {tool.value} for {node.source}")
         return plan.replace(node.label, tool=tool.value)
 
@@ -352,9 +363,20 @@ class Fixer:
         return plan.replace(finding.subject, should_expose_answer=True) if exposed else plan
 
     def fix_graph_without_input(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
-        """A traversal with nothing to start from reads its source directly when it is about a part of
-        the question no shown step covers; otherwise it is dropped."""
-        if node is not None and names_new_part(plan, node):
+        """A traversal with nothing to start from. When it is the only answer step over a collection, it
+        searches with the answer of the earlier search no step reads: the hop the planner meant ("the
+        fight song of the university" after "the university whose main campus is in Lawrence"). The only
+        answer step, one about a part of the question no shown step covers, or one a later step reads,
+        reads its source directly; any other is dropped."""
+        if node is None or node.tool != Tool.graph.value:
+            return plan
+        answers = only_answer_step(plan, node)
+        start = unread_search_before(plan, node, self.schema) if answers else None
+        if start is not None and node.source in self.schema.collections:
+            reference = f"{start.label}.{VECTOR_ANSWER}"
+            self.edits.append(f"{node.label}: tool graph -> vector for {node.source}, searching with {reference}")
+            return plan.replace(node.label, tool=Tool.vector.value, question=f"{node.question} ({reference})")
+        if answers or node.label in plan.read_labels() or names_new_part(plan, node):
             return self.fix_tool_source_mismatch(plan, node, finding)
         return self._drop_unread(plan, node, "a graph step needs an earlier result to traverse from")
 
@@ -418,6 +440,20 @@ def names(text: str) -> set[str]:
 def about(text: str) -> set[str]:
     """What a text is about: its named things and the stems of its other words but stop words."""
     return names(text) | {stem(w) for w in WORD.findall(text.lower()) if w not in STOPWORDS and not w.isdigit()}
+
+
+def only_answer_step(plan: Plan, node: PlanNode) -> bool:
+    return node.should_expose_answer and not any(n.should_expose_answer for n in plan.nodes if n is not node)
+
+
+def unread_search_before(plan: Plan, node: PlanNode, schema: LakeSchema) -> PlanNode | None:
+    """The last step before `node` over a collection whose result no step reads or shows."""
+    read = plan.read_labels()
+    earlier = plan.nodes[: plan.nodes.index(node)]
+    unread = [
+        n for n in earlier if n.source in schema.collections and n.label not in read and not n.should_expose_answer
+    ]
+    return unread[-1] if unread else None
 
 
 def names_new_part(plan: Plan, node: PlanNode) -> bool:
