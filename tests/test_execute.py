@@ -517,14 +517,25 @@ def test_after_a_miss_the_values_of_the_filtered_column_are_told_and_counted(sam
     assert shown[1] - shown[0] == len(told.split(": ", 1)[1])
 
 
-def test_an_earlier_searchs_answer_is_search_text_unless_it_names_a_document(sample_lake):
-    from lakeplanner.execute.vector import Bound, document_filter, query_text
+def test_an_earlier_searchs_answer_is_search_text_even_when_it_names_a_document(sample_lake):
+    """HotpotQA 010: narrowed to the article on the University of Kansas, the search missed the
+    article on its fight song."""
+    from lakeplanner.execute.vector import Bound, document_filter, query_text, with_answers_spelled
 
     lake, _ = sample_lake
     told = Bound("$var_1.answer", "answer", ("late delivery",))
     assert not told.narrows and document_filter("documents", [told], lake.catalog) == ""
+    titled = Bound("$var_1.answer", "answer", ("memo-collections-2024Q3",))
+    assert document_filter("documents", [titled], lake.catalog) == ""
+    named = Bound("$var_1.document_id", "document_id", ("memo-collections-2024Q3",))
+    assert document_filter("documents", [named], lake.catalog) == 'document_id in ["memo-collections-2024Q3"]'
     hop = node("$var_2", "vector", "documents", "who complained about $var_1.answer")
     assert query_text(hop, [told]) == "who complained about late delivery"
+    assert with_answers_spelled(hop, [told]).question == "who complained about late delivery"
+    ids = Bound("$var_2.document_id", "document_id", ("DOC-INV-1010",))
+    read = node("$var_3", "vector", "documents", "the reason for $var_1.answer in $var_2.document_id")
+    assert with_answers_spelled(read, [told, ids]).question == "the reason for late delivery in $var_2.document_id"
+    assert query_text(read, [told]) == "the reason for late delivery in"
     assert Bound("$var_1.contract_id", "contract_id", ("x",)).narrows
 
 

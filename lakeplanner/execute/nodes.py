@@ -26,6 +26,7 @@ from lakeplanner.execute.vector import (
     filter_references,
     query_text,
     run_iteration,
+    with_answers_spelled,
     written_filter,
 )
 from lakeplanner.ingest.segments import SEGMENTS_TABLE, stored_documents
@@ -257,7 +258,8 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
         return result
     budget = Budget(**settings.model_dump(include=set(Budget.model_fields)))
     reader = SegmentReader(lake.catalog)
-    state = run_iteration(node, hits, reader, services.llm, recorder, budget, services.rerank, asked)
+    told = with_answers_spelled(node, bounds)
+    state = run_iteration(told, hits, reader, services.llm, recorder, budget, services.rerank, asked)
     result.evidence = package(state.selected)
     result.answer = state.answer or None
     if reader.snapshot_id:

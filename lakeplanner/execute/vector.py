@@ -36,8 +36,10 @@ class Bound:
 
     @property
     def narrows(self) -> bool:
-        """Values that must name documents (ids, titles, links, row keys); an earlier search's
-        answer only joins the search text, and narrows when it happens to be a title."""
+        """Values that must name documents (ids, titles, links, row keys). An earlier search's answer
+        only joins the search text, also when it is a title: the next hop may be told in the
+        document of that name ("where was the director born") or in one that names it ("the fight
+        song of the University of Kansas" is in the article on the song)."""
         return self.column != VECTOR_ANSWER
 
 
@@ -73,13 +75,28 @@ def ranking_query(node: PlanNode, asked: str) -> str:
 
 def query_text(node: PlanNode, bound: Sequence[Bound]) -> str:
     """The search text: the node's question with each reference replaced by (a few of) its values."""
+    return " ".join(REFERENCE.sub("", spelled(node.question, bound)).split())
+
+
+def spelled(text: str, bound: Sequence[Bound]) -> str:
+    """`text` with each reference to one of `bound` replaced by (a few of) its values."""
     values = {b.reference: b.values for b in bound}
 
     def spell(match) -> str:
-        held = values.get(match.group(0), ())
+        if match.group(0) not in values:
+            return match.group(0)
+        held = values[match.group(0)]
         return " ".join(held[:3]) if 0 < len(held) <= 3 else ""
 
-    return " ".join(REFERENCE.sub(spell, node.question).split())
+    return " ".join(REFERENCE.sub(spell, text).split())
+
+
+def with_answers_spelled(node: PlanNode, bound: Sequence[Bound]) -> PlanNode:
+    """The node with each earlier search's answer written out, so the evidence iteration is told what
+    the earlier hop found ("the fight song of the university (University of Kansas)"); references
+    that name documents stay, for `sub_question` drops them as the filter's business."""
+    told = [b for b in bound if not b.narrows]
+    return node.model_copy(update={"question": spelled(node.question, told)}) if told else node
 
 
 def document_index(collection: str, catalog) -> DocumentIndex:
@@ -89,6 +106,7 @@ def document_index(collection: str, catalog) -> DocumentIndex:
 def document_filter(collection: str, bound: Sequence[Bound], catalog) -> str:
     """The Milvus expression restricting the search to documents the bound values name:
     document ids, titles or links (resolved as the contract's links resolve them), or linked row keys."""
+    bound = [b for b in bound if b.narrows]
     if not bound:
         return ""
     index = document_index(collection, catalog)
@@ -99,7 +117,7 @@ def document_filter(collection: str, bound: Sequence[Bound], catalog) -> str:
         found = [r[0] for r in resolved if r]
         if found:
             documents += found
-        elif b.narrows:  # a value read in a passage is search text, not a row key
+        else:
             row_keys += list(b.values)
     documents = list(dict.fromkeys(documents))[:MAX_FILTER_VALUES]
     if documents:
