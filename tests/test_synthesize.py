@@ -423,6 +423,18 @@ def test_asked_which_year_the_value_the_llm_copied_gives_its_rows_year():
     assert answer.value == "2019" and not answer.abstained
 
 
+def test_asked_what_year_a_name_the_llm_wrote_gives_way_to_the_year_its_sentence_states():
+    """HotpotQA 036: the answer step read 2000, the LLM answered the physicist's name."""
+    passage = (
+        "Carlo Rovelli is an Italian physicist who has worked in Italy, the United States and since 2000, in France."
+    )
+    read = PASSAGE.model_copy(update={"evidence": [Evidence.of("paragraph", "d/carlo_rovelli", (0, 99), passage)]})
+    sentence = "Seven Brief Lessons on Physics was written by a physicist that has worked in France since 2000."
+    llm = llm_saying(answer="Carlo Rovelli", sentence=sentence, sources=["E1"])
+    asked = "Seven Brief Lessons on Physics was written by a physicist that has worked in France since what year?"
+    assert synthesize(asked, [read], llm, Recorder()).value == "2000"
+
+
 def test_an_answer_that_repeats_the_question_is_repaired():
     llm = llm_drafting(
         {"answer": "five step approach", "sentence": "The five step approach."},

@@ -45,6 +45,7 @@ SNIPPET_SHOWN = 500
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _STANDALONE = re.compile(r"(?<![\w.,-])-?\d[\d,]*(?:\.\d+)?(?![\w-])")
 _SPACE = re.compile(r"\s+")
+_ANY_YEAR = re.compile(r"\b(?:1[0-9]|20)\d{2}\b")
 # a percentage's 100, a mean's count: not read (but "/ 2.4" divides by a cell)
 _CONSTANTS = re.compile(r"\*\s*100\b(?!\.\d)|/\s*2\b(?!\.\d)|/\s*[3-9]\)*\s*$")
 Mentions = Callable[[list[str]], "set[str] | None"]
@@ -419,7 +420,7 @@ def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
         return Settled([], draft, failure=draft.reason or "the results do not contain the answer")
     items, calculated = [verbatim(i, exposed) for i in answer_items(question, draft.answer)], ""
     if asks_which_year(question):
-        items = [year_holding(i, exposed) for i in items]
+        items = [year_stated(year_holding(i, exposed), draft.sentence, question) for i in items]
     if computed:  # listed: one cell per year, in the order named; extreme: the year of the largest or smallest
         if templated is not None:
             items, calculated = [format_number(evaluate(templated))], templated
@@ -541,6 +542,16 @@ def year_holding(item: str, results: list[NodeResult]) -> str:
         if any(is_number(v) and round(float(v), 6) == round(numbers[0], 6) for v in row.values())
     }
     return str(years.pop()) if len(years) == 1 and None not in years else item
+
+
+def year_stated(item: str, sentence: str, question: str) -> str:
+    """Asked for a year, the LLM named something else ("Carlo Rovelli") while its sentence states the
+    year ("... has worked in France since 2000"): the one year the sentence states and the question
+    does not. The item itself when it holds a number or the sentence states no such single year."""
+    if numbers_in(item):
+        return item
+    years = set(_ANY_YEAR.findall(sentence)) - set(_ANY_YEAR.findall(question))
+    return years.pop() if len(years) == 1 else item
 
 
 def folded(text: str) -> str:
