@@ -210,8 +210,9 @@ def markdown(results: dict) -> str:
         "EM/F1 in percent. Latency mean / p50 / p90 in seconds; calls and tokens per question; chars = "
         "characters of lake data shown to the LLM per question. A run with n below its plan is partial.",
         "Until commit 0a3daef the lakeplanner and plain-DAG counts left out the answer prompt's rows and "
-        "passages (they count the plan's steps only): every lakeplanner record here and 13 of the DAG's "
-        "predate it, so their chars are low by that prompt (about 500 characters on the sample lake).",
+        "passages (they count the plan's steps only): the TAT-QA lakeplanner records and 13 of its DAG's "
+        "predate it, so their chars are low by that prompt (about 500 characters on the sample lake); "
+        "the HotpotQA lakeplanner records (9727ac5) count it.",
         "",
         "## Targets",
         "",
