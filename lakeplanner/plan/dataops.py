@@ -371,8 +371,9 @@ class Fixer:
         if node is None or node.tool != Tool.graph.value:
             return plan
         answers = only_answer_step(plan, node)
-        start = unread_search_before(plan, node, self.schema) if answers else None
-        if start is not None and node.source in self.schema.collections:
+        searched = answers and node.source in self.schema.collections
+        start = unread_search_before(plan, node, self.schema) if searched else None
+        if start is not None:
             reference = f"{start.label}.{VECTOR_ANSWER}"
             self.edits.append(f"{node.label}: tool graph -> vector for {node.source}, searching with {reference}")
             return plan.replace(node.label, tool=Tool.vector.value, question=f"{node.question} ({reference})")
