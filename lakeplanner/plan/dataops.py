@@ -522,8 +522,7 @@ def document_collection(clause: str, table: str, schema: LakeSchema) -> str | No
     best = max(scores, key=scores.__getitem__, default=None)
     if best is not None and scores[best]:
         return best
-    linked = sorted(c for t in schema.sql_tables(table) for (held, c) in schema.document_links if held == t)
-    return linked[0] if linked else None
+    return schema.linked_collection(table)
 
 
 def restore_document_start(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:

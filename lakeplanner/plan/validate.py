@@ -128,11 +128,18 @@ class LakeSchema:
 
     def collection_for(self, table: str) -> str | None:
         """The collection linked to `table`, else to its join partners, else the only collection."""
+        linked = self.linked_collection(table)
+        if linked is None and len(self.collections) == 1:
+            return next(iter(self.collections))
+        return linked
+
+    def linked_collection(self, table: str) -> str | None:
+        """The collection whose documents cite rows of `table`, else of one of its join partners."""
         for tables in ({table}, set(self.joins.get(table, ()))):
             linked = sorted({c for (t, c) in self.document_links if t in tables})
             if linked:
                 return linked[0]
-        return next(iter(self.collections)) if len(self.collections) == 1 else None
+        return None
 
     def sql_tables(self, table: str) -> list[str]:
         """A sql node's table, then the tables it may join to along foreign keys."""
