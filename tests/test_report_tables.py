@@ -115,3 +115,71 @@ def test_report_csv_is_ingested_as_an_iceberg_table(tmp_path):
     fields = {f.path for f in lake.contract.fields_of("sales")}
     assert {"line_item", "year", "value", "scale", "text"} <= fields
     lake.close()
+
+
+def test_stacked_tables_label_each_block_by_its_own_header():
+    grid = [
+        ["", "", "As of December 31, 2019", ""],
+        ["", "Amortized", "Unrealized", "Fair"],
+        ["", "Cost", "Gains", "Value"],
+        ["U.S. government obligations", "99,700", "—", "97,719"],
+        ["", "", "As of December 31, 2018", ""],
+        ["", "Amortized", "Unrealized", "Fair"],
+        ["", "Cost", "Gains", "Value"],
+        ["U.S. government obligations", "97,223", "416", "91,203"],
+    ]
+    rows = normalize_report(grid, "investments.report.csv").to_pylist()
+    gains = [(r["year"], r["column_label"], r["value"]) for r in rows if "Gains" in r["column_label"]]
+    assert gains[0] == (2019, "As of December 31, 2019 Unrealized Gains", None)  # "—": nil, kept
+    assert gains[1:] == [(2018, "As of December 31, 2018 Unrealized Gains", 416.0)]
+    assert {(r["year"], r["value"]) for r in rows if r["column_label"].endswith("Cost")} == {
+        (2019, 99700.0),
+        (2018, 97223.0),
+    }
+    assert all(r["line_item"] == "U.S. government obligations" for r in rows)
+
+
+def test_a_block_of_years_inside_the_body_relabels_the_columns():
+    grid = [
+        ["", "Fiscal 2019", ""],
+        ["", "Q1", "Total"],
+        ["Gross margin", "40.1%", "40.6%"],
+        ["", "Fiscal 2018", ""],
+        ["", "Q1", "Total"],
+        ["Gross margin", "42.5%", "41.2%"],
+    ]
+    rows = normalize_report(grid, "quarters.report.csv").to_pylist()
+    assert [(r["year"], r["column_label"], r["value"]) for r in rows] == [
+        (2019, "Fiscal 2019 Q1", 40.1),
+        (2019, "Fiscal 2019 Total", 40.6),
+        (2018, "Fiscal 2018 Q1", 42.5),
+        (2018, "Fiscal 2018 Total", 41.2),
+    ]
+
+
+def test_label_rows_above_a_period_row_head_the_stacked_table_too():
+    grid = [
+        ["", "September 29,", "July 7,"],
+        ["", "2019", "2019"],
+        ["High", "$91.30", "$87.84"],
+        ["", "September 30,", "July 8,"],
+        ["", "2018", "2018"],
+        ["High", "$93.98", "$92.46"],
+    ]
+    rows = normalize_report(grid, "prices.report.csv").to_pylist()
+    assert [(r["column_label"], r["year"]) for r in rows[2:]] == [("September 30, 2018", 2018), ("July 8, 2018", 2018)]
+
+
+def test_section_titles_and_wrapped_dates_in_value_columns_are_not_new_tables():
+    grid = [
+        ["", "2019", "2018"],
+        ["Revenue", "32,582", "32,041"],
+        ["", "Expenses:", ""],
+        ["Sales and marketing", "7,398", "7,213"],
+        ["Maturity date", "30/7/2021~", "28/6/2019~"],
+        ["", "11/4/2024", "8/12/2023"],
+        ["Hedge ratio", "1:1", "1:1"],
+    ]
+    rows = normalize_report(grid, "notes.report.csv").to_pylist()
+    assert {r["column_label"] for r in rows} == {"2019", "2018"}
+    assert [r["value"] for r in rows if r["line_item"] == "Sales and marketing"] == [7398.0, 7213.0]

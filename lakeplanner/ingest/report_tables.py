@@ -20,6 +20,7 @@ from lakeplanner.errors import BadSourceError
 _NIL = frozenset({"", "-", "—", "–", "--", "n/a", "na", "nm", "*"})
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 _YEAR = re.compile(r"\b(19|20)\d{2}\b")
+_DATE = re.compile(r"\d{1,2}/\d{1,2}/\d{2,4}")
 _SCALES = (
     ("thousand", re.compile(r"\bthousands?\b|\$\s*'?000s?\b|\b000s\b|\(000\)|(?<=[a-z])\s*\(1,000s?\)", re.I)),
     ("million", re.compile(r"\bmillions?\b|\$\s*m\b|\bmn\b", re.I)),
@@ -106,6 +107,47 @@ def column_labels(header: list[list[str]], width: int, merged: bool = True) -> l
     return labels
 
 
+def block_columns(header: list[list[str]], width: int, table_scale: str) -> tuple[list[str], list, list[str]]:
+    """Each value column's label, year (a match, or None: "% of Total" has none) and scale under `header`."""
+    labels = column_labels(header, width)
+    years = [_YEAR.search(label) for label in column_labels(header, width, merged=False)]
+    return labels, years, [scale_of([label]) or table_scale for label in labels]
+
+
+def starts_block(row: list[str]) -> bool:
+    """A header row inside the body of stacked tables ("", "As of December 31, 2018", ...; "", "2018"):
+    label-only, naming a period. A section title written in a value column ("", "Expenses:") names no
+    year; a line item's dates wrapped onto the next row ("", "11/4/2024") are data."""
+    values = [c for c in row[1:] if c.strip()]
+    return labels_only(row) and any(_YEAR.search(c) for c in values) and not any(_DATE.search(c) for c in values)
+
+
+def labels_only(row: list[str]) -> bool:
+    """No line item, and labels or years but no other numbers in the value columns."""
+    values = [c for c in row[1:] if c.strip()]
+    return not row[0].strip() and bool(values) and all(parse_cell(c).value is None or is_year(c) for c in values)
+
+
+def stacked_tables(header: list[list[str]], body: list[list[str]]) -> list[tuple[list[list[str]], list[list[str]]]]:
+    """(header rows, body rows) of each table stacked in the grid: a run of label-only rows inside the
+    body, one of which names a period, heads the rows after it ("As of December 31, 2018" over the
+    same columns as 2019 above); other label-only rows stay rows of the table they sit in."""
+    tables, current, rows, pending = [], header, [], []
+    for row in body:
+        if labels_only(row):
+            pending.append(row)
+            continue
+        if any(starts_block(r) for r in pending):
+            tables.append((current, rows))
+            current, rows = pending, []
+        else:
+            rows += pending
+        rows.append(row)
+        pending = []
+    tables.append((current, rows + pending))
+    return tables
+
+
 def spans(row: list[str]) -> bool:
     """A header row of merged cells written at their first column: it starts at the first value column
     and a blank lies between its labels ("Assets", "", "Liabilities", ""). A row starting further right
@@ -124,33 +166,32 @@ def normalize_report(rows: list[list[str]], rel: str) -> pa.Table:
     header, body = rows[:header_n], rows[header_n:]
     if not body:
         raise BadSourceError(rel, "header only, no rows of data", hint="add rows or remove the file")
-    labels = column_labels(header, width)
-    years = [_YEAR.search(label) for label in column_labels(header, width, merged=False)]  # "% of Total" has none
     table_scale = scale_of([c for row in rows for c in row if not parse_cell(c).value])
-    scales = [scale_of([label]) or table_scale for label in labels]
     records: dict[str, list] = {
         k: [] for k in ("section", "line_item", "column_label", "year", "value", "unit", "scale", "text")
     }
-    section = None
-    for row in body:
-        row = row + [""] * (width - len(row))
-        item, cells = row[0].strip(), row[1:]
-        if not any(c.strip() for c in cells):
-            section = item.rstrip(":").strip() or section
-            continue
-        for j, text in enumerate(cells):
-            if not text.strip():
+    for block_header, block_rows in stacked_tables(header, body):
+        labels, years, scales = block_columns(block_header, width, table_scale)
+        section = None
+        for row in block_rows:
+            row = row + [""] * (width - len(row))
+            item, cells = row[0].strip(), row[1:]
+            if not any(c.strip() for c in cells):
+                section = item.rstrip(":").strip() or section
                 continue
-            cell = parse_cell(text)
-            year = years[j]
-            records["section"].append(section)
-            records["line_item"].append(item or section or "")
-            records["column_label"].append(labels[j])
-            records["year"].append(int(year.group()) if year else None)
-            records["value"].append(cell.value)
-            records["unit"].append(cell.unit)
-            records["scale"].append("percent" if cell.unit == "%" else scales[j])
-            records["text"].append(text.strip())
+            for j, text in enumerate(cells):
+                if not text.strip():
+                    continue
+                cell = parse_cell(text)
+                year = years[j]
+                records["section"].append(section)
+                records["line_item"].append(item or section or "")
+                records["column_label"].append(labels[j])
+                records["year"].append(int(year.group()) if year else None)
+                records["value"].append(cell.value)
+                records["unit"].append(cell.unit)
+                records["scale"].append("percent" if cell.unit == "%" else scales[j])
+                records["text"].append(text.strip())
     types = {"year": pa.int64(), "value": pa.float64()}
     return pa.table({k: pa.array(v, types.get(k, pa.string())) for k, v in records.items()})
 
