@@ -586,3 +586,26 @@ def test_a_lost_count_goes_to_the_step_reading_the_counted_table_and_a_counting_
     counting = invoices.model_copy(update={"sql": "SELECT count(*) AS n FROM invoices WHERE customer_id = 'C001'"})
     plan = Plan(question=asked, nodes=(counting, segment))
     assert restore_count(plan, schema) == (plan, [])
+
+
+def test_arithmetic_over_a_row_the_question_names_reads_its_table_not_the_documents():
+    from lakeplanner.plan.cache import KnownValues
+    from lakeplanner.plan.dataops import restore_table_arithmetic
+    from lakeplanner.plan.validate import FieldType
+
+    schema = LakeSchema(
+        tables={"financials": {"line_item": FieldType.string, "year": FieldType.integer, "value": FieldType.number}},
+        collections={"documents"},
+    )
+    known = KnownValues({"ireland": "financials.line_item"})
+    step = search("$var_1", "change for Ireland", should_expose_answer=True)
+    plan = Plan(question="What was the change in the amount for Ireland?", nodes=(step,))
+    restored, edits = restore_table_arithmetic(plan, known, schema)
+    [node] = restored.nodes
+    assert (node.tool, node.source, node.filter, node.question) == ("sql", "financials", None, "change for Ireland")
+    assert len(edits) == 1
+    for question in ("Why did the amount for Ireland change?", "What was the amount for Ireland?"):
+        asked = plan.model_copy(update={"question": question})
+        assert restore_table_arithmetic(asked, known, schema) == (asked, [])
+    nowhere = plan.model_copy(update={"question": "What was the change in the amount for Spain?"})
+    assert restore_table_arithmetic(nowhere, known, schema) == (nowhere, [])

@@ -183,3 +183,13 @@ def test_section_titles_and_wrapped_dates_in_value_columns_are_not_new_tables():
     rows = normalize_report(grid, "notes.report.csv").to_pylist()
     assert {r["column_label"] for r in rows} == {"2019", "2018"}
     assert [r["value"] for r in rows if r["line_item"] == "Sales and marketing"] == [7398.0, 7213.0]
+
+
+def test_a_column_comparing_two_years_holds_no_year():
+    grid = [
+        ["", "Years Ended", "", "2019 vs. 2018"],
+        ["", "July 27, 2019", "July 28, 2018", "Variance in Dollars"],
+        ["Product", "$39,005", "$36,709", "$2,296"],
+    ]
+    rows = normalize_report(grid, "revenue.report.csv").to_pylist()
+    assert [r["year"] for r in rows] == [2019, 2018, None]

@@ -20,6 +20,7 @@ from lakeplanner.errors import BadSourceError
 _NIL = frozenset({"", "-", "—", "–", "--", "n/a", "na", "nm", "*"})
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 _YEAR = re.compile(r"\b(19|20)\d{2}\b")
+_COMPARISON = re.compile(r"\b(?:vs|versus|over|compared|change|variance|variation|between)\b", re.I)
 _DATE = re.compile(r"\d{1,2}/\d{1,2}/\d{2,4}")
 _SCALES = (
     ("thousand", re.compile(r"\bthousands?\b|\$\s*'?000s?\b|\b000s\b|\(000\)|(?<=[a-z])\s*\(1,000s?\)", re.I)),
@@ -110,8 +111,15 @@ def column_labels(header: list[list[str]], width: int, merged: bool = True) -> l
 def block_columns(header: list[list[str]], width: int, table_scale: str) -> tuple[list[str], list, list[str]]:
     """Each value column's label, year (a match, or None: "% of Total" has none) and scale under `header`."""
     labels = column_labels(header, width)
-    years = [_YEAR.search(label) for label in column_labels(header, width, merged=False)]
+    years = [year_of_column(label) for label in column_labels(header, width, merged=False)]
     return labels, years, [scale_of([label]) or table_scale for label in labels]
+
+
+def year_of_column(label: str) -> re.Match | None:
+    """The year a column holds; none for a comparison of years ("2019 vs. 2018 Variance in Dollars")."""
+    if _COMPARISON.search(label) and len(set(m.group() for m in _YEAR.finditer(label))) > 1:
+        return None
+    return _YEAR.search(label)
 
 
 def starts_block(row: list[str]) -> bool:

@@ -58,6 +58,9 @@ DOCUMENT_CUE = re.compile(
 )
 LABEL_IN_TEXT = re.compile(r"\$var_[0-9]+")
 COUNT_ASKED = re.compile(r"\bhow many (\w+)", re.I)
+ROW_ARITHMETIC = re.compile(
+    r"\b(?:change|average|ratio|difference|increase|decrease|growth|proportion|percentage of)\b", re.I
+)  # arithmetic over rows; a percentage alone ("the uptime percentage") may be a stated term
 COUNTING = re.compile(r"\b(?:how many|number of|count)\b", re.I)
 # a sentence end (not "U.S." or "Inc."), ", and", or "and" before a new question word
 CLAUSE_BREAK = re.compile(
@@ -473,7 +476,28 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     plan, ranked = restore_ranking(plan)
     plan, searched = restore_document_start(plan, schema)
     plan, counted = restore_count(plan, schema)
-    return plan, named + ranked + searched + counted
+    plan, tabled = restore_table_arithmetic(plan, known, schema)
+    return plan, named + ranked + searched + counted + tabled
+
+
+def restore_table_arithmetic(plan: Plan, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:
+    """A change, percentage, average or ratio of a row the question names ("the change in the amount for
+    Ireland", a line item of one table) is arithmetic over that table's numbers; a plan that only
+    searches documents would leave it to a passage that happens to state it. Its exposed search steps
+    that read no earlier step read the table with sql. Not when it asks why, or what a memo says."""
+    asked = plan.question
+    if not ROW_ARITHMETIC.search(asked) or DOCUMENT_CUE.search(asked) or any(n.tool != Tool.vector for n in plan.nodes):
+        return plan, []
+    tables = {where.split(".", 1)[0] for _, _, where in known.find(asked)} & set(schema.tables)
+    if len(tables) != 1:
+        return plan, []
+    table = tables.pop()
+    edits = []
+    for node in plan.nodes:
+        if node.should_expose_answer and not node.references():
+            plan = plan.replace(node.label, tool=Tool.sql, source=table, filter=None, sql=None)
+            edits.append(f"{node.label}: the arithmetic is over a row of {table}; read it with sql")
+    return plan, edits
 
 
 def restore_count(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
