@@ -481,7 +481,7 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
 
 
 def restore_table_arithmetic(plan: Plan, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:
-    """A change, percentage, average or ratio of a row the question names ("the change in the amount for
+    """A change, average, ratio or share of a row the question names ("the change in the amount for
     Ireland", a line item of one table) is arithmetic over that table's numbers; a plan that only
     searches documents would leave it to a passage that happens to state it. Its exposed search steps
     that read no earlier step read the table with sql. Not when it asks why, or what a memo says."""
