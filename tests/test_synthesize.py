@@ -105,6 +105,12 @@ def test_garbage_from_the_llm_falls_back_to_a_single_cell():
     assert answer.value == "15" and not answer.abstained
 
 
+def test_a_nan_cell_from_a_division_by_zero_is_no_answer_not_a_crash():
+    nan_cell = ROWS.model_copy(update={"rows": [{"ratio": float("nan")}]})
+    answer = synthesize("What is the ratio?", [nan_cell], LLM(FakeBackend(["nope"] * 3)), Recorder())
+    assert answer.abstained
+
+
 def test_no_data_abstains_without_calling_the_llm():
     empty = ROWS.model_copy(update={"rows": [], "rows_total": 0})
     backend = FakeBackend([])
@@ -112,7 +118,7 @@ def test_no_data_abstains_without_calling_the_llm():
     assert answer.abstained and backend.calls == []
 
 
-@pytest.mark.parametrize("expression", ["__import__('os')", "2 ** 1000000000", "x + 1", "1/0"])
+@pytest.mark.parametrize("expression", ["__import__('os')", "2 ** 1000000000", "x + 1", "1/0", "1e308 * 10"])
 def test_the_evaluator_refuses_everything_but_arithmetic(expression):
     with pytest.raises(LakeplannerError):
         evaluate(expression)

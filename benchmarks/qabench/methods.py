@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable
 from typing import Literal
 
@@ -220,7 +221,8 @@ METHODS: dict[str, Callable[[Lake, str, LLM], Outcome]] = {
 
 
 def timed(method: str, lake: Lake, question: str, llm: LLM) -> tuple[Outcome, Usage, float, str | None]:
-    """Run one method; an LLM or engine failure is recorded as an abstention with its message."""
+    """Run one method; an LLM or engine failure is recorded as an abstention with its message, and so is
+    a crash (with its type), so that one question cannot stop a run that would crash on it again on resume."""
     counted, backend = counting(llm)
     started = time.perf_counter()
     error = None
@@ -229,4 +231,8 @@ def timed(method: str, lake: Lake, question: str, llm: LLM) -> tuple[Outcome, Us
     except LakeplannerError as e:
         error = e.message
         outcome = Outcome(value=None, abstained=True, reason=e.message)
+    except Exception as e:  # a bug in one question is recorded, the run goes on
+        error = f"{type(e).__name__}: {e}"
+        traceback.print_exc()
+        outcome = Outcome(value=None, abstained=True, reason=error)
     return outcome, backend.usage, time.perf_counter() - started, error

@@ -200,7 +200,7 @@ def evaluate(calculation: str) -> float:
         value = evaluator.eval(calculation.replace(",", ""))
     except (InvalidExpression, SyntaxError, ZeroDivisionError, TypeError) as e:
         raise LakeplannerError(f"the calculation {calculation!r} cannot be evaluated: {e}") from e
-    if not isinstance(value, int | float) or math.isnan(value):
+    if not isinstance(value, int | float) or not math.isfinite(value):
         raise LakeplannerError(f"the calculation {calculation!r} gave no number")
     return float(value)
 
@@ -296,8 +296,8 @@ def fallback_value(results: list[NodeResult]) -> str | None:
         for r in results
         if r.tool != "vector" and len(rows := distinct_rows(r.rows)) == 1 and len(rows[0]) == 1
     ]
-    if len(cells) != 1 or cells[0] is None:
-        return None
+    if len(cells) != 1 or cells[0] is None or (isinstance(cells[0], float) and not math.isfinite(cells[0])):
+        return None  # NULL, or NaN / infinity from a division by zero: no value
     cell = cells[0]
     return format_number(float(cell)) if isinstance(cell, float) else str(cell)
 
