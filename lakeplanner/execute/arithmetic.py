@@ -11,7 +11,8 @@ the first named minus the second ("from A to B": B minus A); "what percentage of
 smaller of the two over the larger. Both apply only when the LLM's own answer is not grounded.
 
 "In which year was X higher?" is the year of the largest value the results hold per year; "the average X"
-naming no year is the mean over every year held (when the LLM's own answer is not grounded).
+naming no year is the mean over every year held, and "the change in X" naming none is the change between
+the two years held (both when the LLM's own answer is not grounded).
 
 Derivations: a number the LLM computed anyway (302 - 148 written as 154) is traced to a simple
 expression over two cells, which the evaluator then redoes.
@@ -32,6 +33,8 @@ _ABSOLUTE = re.compile(r"\babsolute\b", re.I)  # "the absolute percentage change
 _PERCENT_CHANGE = re.compile(r"percent(?:age)?\s+(?:change|increase|decrease|growth)|%\s*change|growth rate", re.I)
 _CHANGE = re.compile(r"\b(?:change|increase|decrease|difference|grow|growth|decline)\b", re.I)
 _AVERAGE = re.compile(r"(?<!weighted[- ])\b(?:average|mean)\b", re.I)  # a weighted-average rate is a label
+_CHANGE_OVER_TIME = re.compile(r"\b(?:change|increase|decrease|growth|decline)\b", re.I)  # not "difference"
+_REASON = re.compile(r"\b(?:why|reasons?|caus\w*|due to|driv\w*|explain\w*)\b", re.I)
 _RATIO = re.compile(r"\bratio\b", re.I)
 _WHICH_YEAR = re.compile(r"\b(?:which|what) (?:fiscal |financial |calendar )?year\b", re.I)
 _MOST = re.compile(r"\b(?:higher|highest|larger|largest|greater|greatest|bigger|biggest|more|most)\b(?!\s+than)", re.I)
@@ -170,7 +173,11 @@ def asks_every_year(question: str) -> bool:
     """A templated answer that reads every year the table holds: "in which year was X higher" naming
     fewer than two years, or an average naming none."""
     years = named_years(question)
-    return (asks_which_year(question) and len(years) < 2) or (asks_average(question) and not years)
+    return (
+        (asks_which_year(question) and len(years) < 2)
+        or (asks_average(question) and not years)
+        or asks_unnamed_change(question)
+    )
 
 
 def per_year_values(question: str, results: list[NodeResult]) -> list[float] | None:
@@ -263,6 +270,28 @@ def all_years_average(question: str, results: list[NodeResult]) -> str | None:
     if len(values) < 2:
         return None
     return f"({' + '.join(operand(values[y]) for y in sorted(values))}) / {len(values)}"
+
+
+def asks_unnamed_change(question: str) -> bool:
+    """ "The change in the amount for Ireland", naming no year and no reason: a change between years."""
+    return (
+        bool(_CHANGE_OVER_TIME.search(question))
+        and not named_years(question)
+        and not asks_average(question)
+        and not _REASON.search(question)
+    )
+
+
+def two_years_change(question: str, results: list[NodeResult]) -> str | None:
+    """A change naming no year, over results that hold one value for each of exactly two years: from the
+    earlier to the later."""
+    values = values_by_year(results) or {}
+    if not asks_unnamed_change(question) or len(values) != 2 or (template := template_for(question)) is None:
+        return None
+    old, new = sorted(values)
+    if values[old] == 0 and _PERCENT_CHANGE.search(question):
+        return None
+    return template(values[old], values[new])
 
 
 def numbers_of(row: dict) -> list[float]:
