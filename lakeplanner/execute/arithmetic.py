@@ -11,8 +11,8 @@ the first named minus the second ("from A to B": B minus A); "what percentage of
 smaller of the two over the larger. Both apply only when the LLM's own answer is not grounded.
 
 "In which year was X higher?" is the year of the largest value the results hold per year; "the average X"
-naming no year is the mean over every year held, and "the change in X" naming none is the change between
-the two years held (both when the LLM's own answer is not grounded).
+naming no year is the mean over every year held (when the LLM's own answer is not grounded); "the change in
+X" naming no year is the change between the two years held, when they are two.
 
 Derivations: a number the LLM computed anyway (302 - 148 written as 154) is traced to a simple
 expression over two cells, which the evaluator then redoes.
@@ -195,6 +195,8 @@ def year_arithmetic(question: str, results: list[NodeResult]) -> str | None:
     over the years named, asks for, with the results' values; None when the question or the values do not fit."""
     years = arithmetic_years(question)
     values = values_by_year(results)
+    if not years and values and len(values) == 2 and asks_unnamed_change(question):
+        years = sorted(values)  # "the change in the amount for Ireland": between the two years held
     if not years or not values or not all(y in values for y in years):
         return None
     if asks_average(question):
@@ -280,18 +282,6 @@ def asks_unnamed_change(question: str) -> bool:
         and not asks_average(question)
         and not _REASON.search(question)
     )
-
-
-def two_years_change(question: str, results: list[NodeResult]) -> str | None:
-    """A change naming no year, over results that hold one value for each of exactly two years: from the
-    earlier to the later."""
-    values = values_by_year(results) or {}
-    if not asks_unnamed_change(question) or len(values) != 2 or (template := template_for(question)) is None:
-        return None
-    old, new = sorted(values)
-    if values[old] == 0 and _PERCENT_CHANGE.search(question):
-        return None
-    return template(values[old], values[new])
 
 
 def numbers_of(row: dict) -> list[float]:

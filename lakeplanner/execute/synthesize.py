@@ -25,7 +25,6 @@ from lakeplanner.execute.arithmetic import (
     is_number,
     item_arithmetic,
     per_year_values,
-    two_years_change,
     year_arithmetic,
     year_of,
 )
@@ -415,11 +414,7 @@ def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
     listed = per_year_values(question, exposed)
     comparison = compared(question, exposed)
     extreme = extreme_year(question, exposed)
-    paired = (
-        item_arithmetic(question, exposed)
-        or all_years_average(question, exposed)
-        or two_years_change(question, exposed)
-    )
+    paired = item_arithmetic(question, exposed) or all_years_average(question, exposed)
     computed = templated is not None or listed is not None or extreme is not None
     if draft.abstain and not computed and comparison is None and paired is None:
         return Settled([], draft, failure=draft.reason or "the results do not contain the answer")
