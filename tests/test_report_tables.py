@@ -44,6 +44,8 @@ def test_printed_numbers_parse_with_sign_and_unit(text, value, unit):
 def test_scale_words():
     assert scale_of(["(in millions)"]) == "million"
     assert scale_of(["$'000"]) == "thousand"
+    assert scale_of(["£m"]) == scale_of(["€m"]) == "million"
+    assert scale_of(["£'000"]) == "thousand"
     assert scale_of(["In thousands, except per share"]) == "thousand"
     assert scale_of(["Total"]) == ""
     assert scale_of(["Number of shares (1,000)"]) == "thousand"

@@ -22,12 +22,13 @@ _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 _YEAR = re.compile(r"\b(19|20)\d{2}\b")
 _COMPARISON = re.compile(r"\b(?:vs|versus|over|compared|change|variance|variation|between)\b", re.I)
 _DATE = re.compile(r"\d{1,2}/\d{1,2}/\d{2,4}")
-_SCALES = (
-    ("thousand", re.compile(r"\bthousands?\b|\$\s*'?000s?\b|\b000s\b|\(000\)|(?<=[a-z])\s*\(1,000s?\)", re.I)),
-    ("million", re.compile(r"\bmillions?\b|\$\s*m\b|\bmn\b", re.I)),
-    ("billion", re.compile(r"\bbillions?\b|\$\s*bn?\b", re.I)),
-)
 _CURRENCIES = "$€£¥"
+_MONEY = f"[{re.escape(_CURRENCIES)}]"
+_SCALES = (
+    ("thousand", re.compile(rf"\bthousands?\b|{_MONEY}\s*'?000s?\b|\b000s\b|\(000\)|(?<=[a-z])\s*\(1,000s?\)", re.I)),
+    ("million", re.compile(rf"\bmillions?\b|{_MONEY}\s*m\b|\bmn\b", re.I)),
+    ("billion", re.compile(rf"\bbillions?\b|{_MONEY}\s*bn?\b", re.I)),
+)
 MAX_HEADER_ROWS = 4
 
 
