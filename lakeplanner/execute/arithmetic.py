@@ -171,7 +171,7 @@ def years_asked(question: str) -> list[int]:
 
 def asks_every_year(question: str) -> bool:
     """A templated answer that reads every year the table holds: "in which year was X higher" naming
-    fewer than two years, or an average naming none."""
+    fewer than two years, or an average or a change naming none."""
     years = named_years(question)
     return (
         (asks_which_year(question) and len(years) < 2)
