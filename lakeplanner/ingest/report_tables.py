@@ -123,12 +123,12 @@ def year_of_column(label: str) -> re.Match | None:
     return _YEAR.search(label)
 
 
-def starts_block(row: list[str]) -> bool:
-    """A header row inside the body of stacked tables ("", "As of December 31, 2018", ...; "", "2018"):
-    label-only, naming a period. A section title written in a value column ("", "Expenses:") names no
-    year; a line item's dates wrapped onto the next row ("", "11/4/2024") are data."""
-    values = [c for c in row[1:] if c.strip()]
-    return labels_only(row) and any(_YEAR.search(c) for c in values) and not any(_DATE.search(c) for c in values)
+def names_period(row: list[str]) -> bool:
+    """A label-only row that heads a stacked table ("", "As of December 31, 2018", ...; "", "2018"). A
+    section title written in a value column ("", "Expenses:") names no year; a line item's dates wrapped
+    onto the next row ("", "11/4/2024") are data."""
+    values = row[1:]
+    return any(_YEAR.search(c) for c in values) and not any(_DATE.search(c) for c in values)
 
 
 def labels_only(row: list[str]) -> bool:
@@ -146,7 +146,7 @@ def stacked_tables(header: list[list[str]], body: list[list[str]]) -> list[tuple
         if labels_only(row):
             pending.append(row)
             continue
-        if any(starts_block(r) for r in pending):
+        if any(names_period(r) for r in pending):
             tables.append((current, rows))
             current, rows = pending, []
         else:
