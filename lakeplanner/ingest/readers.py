@@ -24,11 +24,10 @@ from lakeplanner.contract.discover import sanitize_name
 from lakeplanner.contract.models import ExclusionManifest
 from lakeplanner.errors import BadSourceError
 from lakeplanner.ingest.report_tables import read_report_csv
+from lakeplanner.ingest.typed import typed_text_columns
 
 PROVENANCE_FILE, PROVENANCE_RECORD, PROVENANCE_PARENT = "_lp_file", "_lp_record", "_lp_parent"
 _UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_ISO_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$")
 CSV_BLOCK_BYTES = 8 << 20
 
 
@@ -338,7 +337,8 @@ class _Flattener:
 
 
 def infer_arrow_column(values: list[Any], rel: str, path: str) -> pa.Array:
-    """JSON values -> the narrowest Arrow type: bool, int64, double, date, timestamp, else string."""
+    """JSON values -> the narrowest Arrow type: bool, int64, double, else string (dates, timestamps
+    and formatted numbers in strings are typed by `typed_text_columns`, as for every format)."""
     present = [v for v in values if v is not None]
     if any(isinstance(v, list | dict) for v in present):
         return pa.array([None if v is None else json.dumps(v, ensure_ascii=False) for v in values], pa.string())
@@ -355,15 +355,7 @@ def infer_arrow_column(values: list[Any], rel: str, path: str) -> pa.Array:
             return pa.array([None if v is None else str(v) for v in values], pa.string())
     if kinds <= {int, float}:
         return pa.array([None if v is None else float(v) for v in values], pa.float64())
-    strings = pa.array([None if v is None else str(v) for v in values], pa.string())
-    if kinds == {str} and present:
-        for pattern, arrow_type in ((_ISO_DATE, pa.date32()), (_ISO_TIMESTAMP, pa.timestamp("us"))):
-            if all(pattern.match(v) for v in present):
-                try:
-                    return strings.cast(arrow_type)
-                except pa.ArrowInvalid:
-                    break
-    return strings
+    return pa.array([None if v is None else str(v) for v in values], pa.string())
 
 
 def rows_to_arrow(rows: list[dict[str, Any]], rel: str) -> pa.Table:
@@ -447,7 +439,7 @@ def read_table_file(
     return [
         TableData(
             name=t.name,
-            table=with_provenance(t.table, rel),
+            table=with_provenance(t.table if fmt == "report" else typed_text_columns(t.table), rel),
             paths=t.paths,
             parent=t.parent,
             json_paths=t.json_paths,

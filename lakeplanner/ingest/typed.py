@@ -1,0 +1,131 @@
+"""Text columns that hold dates, timestamps or numbers become typed columns at ingest.
+
+A column is converted only when every value it holds parses the same way (one date format for the
+whole column, one kind of timestamp); anything else stays text, so nothing is lost or guessed per cell.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import pyarrow as pa
+
+from lakeplanner.contract.profile import is_provenance, is_stringy
+
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(?P<zone>Z|[+-]\d{2}:?\d{2})?$")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_SLASHED = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.](\d{4})$")
+WORDED_DATES = ("%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y", "%d-%b-%Y", "%Y/%m/%d")
+_NUMBER = re.compile(
+    r"^(?P<neg>\()?\s*(?P<sign>[-+])?\s*(?P<cur>[$€£¥]|[A-Z]{3}\s)?\s*"
+    r"(?P<digits>\d{1,3}(,\d{3})+|\d+)(?P<frac>\.\d+)?\s*(?P<suffix>[A-Z]{3})?\s*(?(neg)\))$"
+)
+SCAN = 1000  # values sampled to choose a conversion; the conversion itself checks every value
+
+
+def typed_text_columns(table: pa.Table) -> pa.Table:
+    """The table with each text column that is wholly dates, timestamps or formatted numbers typed."""
+    for index, name in enumerate(table.column_names):
+        column = table.column(name)
+        if is_provenance(name) or not is_stringy(column):
+            continue
+        converted = typed_column(column.combine_chunks())
+        if converted is not None:
+            table = table.set_column(index, name, converted)
+    return table
+
+
+def typed_column(column: pa.Array) -> pa.Array | None:
+    values = [v.strip() for v in column.drop_null().to_pylist()]
+    if not values or any(not v for v in values):
+        return None
+    for convert in (as_timestamps, as_dates, as_numbers):
+        converted = convert(values, column)
+        if converted is not None:
+            return converted
+    return None
+
+
+def cells(column: pa.Array, parse) -> list:
+    return [None if v is None else parse(v.strip()) for v in column.to_pylist()]
+
+
+def as_timestamps(values: list[str], column: pa.Array) -> pa.Array | None:
+    """ISO 8601 date-times: all with a zone or offset (stored as UTC instants), or all without."""
+    matches = [_TIMESTAMP.match(v) for v in values[:SCAN]]
+    if not all(matches):
+        return None
+    zoned = {bool(m.group("zone")) for m in matches}
+    if len(zoned) > 1:
+        return None  # some instants and some wall-clock times: not one measure
+    try:
+        parsed = cells(column, datetime.fromisoformat)
+    except ValueError:
+        return None
+    if True in zoned:
+        if any(p is not None and p.tzinfo is None for p in parsed):
+            return None
+        return pa.array([p and p.astimezone(UTC) for p in parsed], pa.timestamp("us", tz="UTC"))
+    if any(p is not None and p.tzinfo is not None for p in parsed):
+        return None
+    return pa.array(parsed, pa.timestamp("us"))
+
+
+def as_dates(values: list[str], column: pa.Array) -> pa.Array | None:
+    """Dates in one common format for the whole column: ISO, '14 March 2016', 'Mar 14, 2016',
+    or day and month with slashes or dots, whose order the values must settle."""
+    sample = values[:SCAN]
+    formats = [f for f in WORDED_DATES if all(parses(v, f) for v in sample)]
+    if all(_ISO_DATE.match(v) for v in sample):
+        formats = ["%Y-%m-%d"]
+    elif all(_SLASHED.match(v) for v in sample):
+        formats = slashed_format(values)
+    for fmt in formats:
+        try:
+            return pa.array(cells(column, lambda v, f=fmt: datetime.strptime(v, f).date()), pa.date32())
+        except ValueError:
+            continue
+    return None
+
+
+def slashed_format(values: list[str]) -> list[str]:
+    """'%m/%d/%Y' or '%d/%m/%Y' when some value shows which part is the day; none when no value does."""
+    separator = "/" if "/" in values[0] else "."
+    parts = [_SLASHED.match(v) for v in values]
+    if not all(parts):
+        return []
+    if any(int(p.group(1)) > 12 for p in parts):
+        return [f"%d{separator}%m{separator}%Y"]
+    if any(int(p.group(2)) > 12 for p in parts):
+        return [f"%m{separator}%d{separator}%Y"]
+    return []
+
+
+def parses(value: str, fmt: str) -> bool:
+    try:
+        datetime.strptime(value, fmt)
+    except ValueError:
+        return False
+    return True
+
+
+def as_numbers(values: list[str], column: pa.Array) -> pa.Array | None:
+    """'1,234.50', '$1,234', 'EUR 12.00', '(350.00)': numbers a spreadsheet formatted. Plain digit
+    strings are left to the readers (a code such as '00123' must stay text)."""
+    matches = [_NUMBER.match(v) for v in values]
+    if not all(matches) or any(m.group("digits").startswith("0") and len(m.group("digits")) > 1 for m in matches):
+        return None
+    if not any("," in m.group("digits") or m.group("cur") or m.group("suffix") or m.group("neg") for m in matches):
+        return None
+    if len({(m.group("cur") or m.group("suffix") or "").strip() for m in matches}) > 1:
+        return None  # mixed currencies are not one measure
+    decimal = any(m.group("frac") for m in matches)
+    parsed = cells(column, lambda v: number_of(_NUMBER.match(v), decimal))
+    return pa.array(parsed, pa.float64() if decimal else pa.int64())
+
+
+def number_of(match: re.Match, decimal: bool) -> float | int:
+    text = match.group("digits").replace(",", "") + (match.group("frac") or "")
+    value = float(text) if decimal else int(text)
+    return -value if match.group("neg") or match.group("sign") == "-" else value
