@@ -64,8 +64,11 @@ def ingest(
         ),
     ] = None,
     sample: Annotated[
-        bool, typer.Option("--sample", help="Ingest the sample enterprise lake shipped with lakeplanner.")
+        bool, typer.Option("--sample", help="Ingest a sample lake shipped with lakeplanner (see --sample-name).")
     ] = False,
+    sample_name: Annotated[
+        str, typer.Option("--sample-name", help="Which sample lake: 'sales' (the default) or 'logistics'.")
+    ] = "sales",
     discover: Annotated[
         bool,
         typer.Option(
@@ -85,7 +88,11 @@ def ingest(
     if source is None and not sample:
         err.print("[red]error:[/] give a SOURCE folder or --sample")
         raise typer.Exit(2)
-    root = sample_lake_path() if sample else source
+    try:
+        root = sample_lake_path(sample_name) if sample else source
+    except ValueError as e:
+        err.print(f"[red]error:[/] {e}")
+        raise typer.Exit(2) from e
     try:
         target = Lake.create(lake, exist_ok=True)
         with Progress(

@@ -35,6 +35,10 @@ class StructureConfig(_Frozen):
     composite_unique: float = 0.95
     fk_max_distinct: int = Field(100_000, description="distinct values compared per column for overlap")
     fk_min_overlap: float = Field(0.05, description="overlap below this is not emitted unless names match exactly")
+    fk_value_containment: float = Field(
+        0.9, description="share of a column's values a key must hold when no name relates the two"
+    )
+    citation_min_chars: int = Field(4, description="shortest key value that counts as cited when a document names it")
     link_min_match: float = Field(0.5, description="share of a column's values that must name documents")
     text_field_min_avg_chars: int = Field(200, description="a string field this long on average is free text")
 

@@ -64,9 +64,15 @@ class LakeInfo(BaseModel):
     hierarchy: list[HierarchyEdge]
 
 
-def sample_lake_path() -> Path:
-    """The small enterprise lake shipped with the package."""
-    return Path(str(resources.files("lakeplanner") / "sample_lake"))
+SAMPLE_LAKES = {"sales": "sample_lake", "logistics": "sample_lake_logistics"}
+
+
+def sample_lake_path(name: str = "sales") -> Path:
+    """A small lake shipped with the package: 'sales' (customers, invoices, contracts) or
+    'logistics' (shipments, carriers, staff, agreements, policies, incident reports)."""
+    if name not in SAMPLE_LAKES:
+        raise ValueError(f"no sample lake '{name}'; choose one of {', '.join(SAMPLE_LAKES)}")
+    return Path(str(resources.files("lakeplanner") / SAMPLE_LAKES[name]))
 
 
 class Lake:
@@ -158,7 +164,9 @@ class Lake:
             manifest = ExclusionManifest()
         saved = self.contract.exclusions
         return ExclusionManifest(
-            files=sorted({*saved.files, *manifest.files}), fields=sorted({*saved.fields, *manifest.fields})
+            files=sorted({*saved.files, *manifest.files}),
+            fields=sorted({*saved.fields, *manifest.fields}),
+            foreign_keys=sorted({*saved.foreign_keys, *manifest.foreign_keys}),
         )
 
     def table(self, name: str):

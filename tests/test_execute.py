@@ -725,3 +725,28 @@ def test_an_unvalidated_plan_that_cannot_run_is_a_plan_error_naming_the_waits(sa
     with pytest.raises(PlanError, match=r"\(\$var_1 on \$var_2; \$var_2 on \$var_1, \$var_7\)") as raised:
         Executor(lake, scripted(), SERIAL).run(plan)
     assert "validate the plan first" in raised.value.hint
+
+
+def test_graph_node_from_a_search_reads_the_rows_its_documents_cite(sample_lake):
+    """The collections memo names five invoices by id; a graph step on invoices from the search's
+    linked_keys reads those invoices (a list cell binds each of its items)."""
+    lake, _ = sample_lake
+    plan = Plan(
+        question="q",
+        nodes=(
+            node("$var_1", "vector", "documents", "payment plan", filter="document_id = 'memo-collections-2024Q3'"),
+            node(
+                "$var_2",
+                "graph",
+                "invoices",
+                "the invoices in $var_1.linked_keys",
+                should_expose_answer=True,
+                answer_description="invoices",
+            ),
+        ),
+    )
+    search, invoices = Executor(lake, scripted(select=pick_first), SERIAL).run(plan)
+    assert search.ok and invoices.ok, (search.error, invoices.error)
+    cited = search.rows[0]["linked_keys"]
+    assert len(cited) == 5 and all(key.startswith("INV-") for key in cited)
+    assert sorted(r["invoice_id"] for r in invoices.rows) == sorted(cited)

@@ -59,6 +59,12 @@ def test_rows_link_to_documents_by_document_id(sample_lake):
     assert links == {
         ("customers", "contract_document_id", "documents_contracts", "document_id", 37),
         ("invoices", "document_id", "documents_invoices", "document_id", 30),
+        # documents that cite rows by key: the memo's invoices, the invoices' customers and products
+        ("invoices", "invoice_id", "documents", "cited", 1),
+        ("invoices", "invoice_id", "documents_invoices", "cited", 30),
+        ("customers", "customer_id", "documents_contracts", "cited", 37),
+        ("customers", "customer_id", "documents_invoices", "cited", 30),
+        ("products", "sku", "documents_invoices", "cited", 26),
     }
 
 
@@ -119,7 +125,14 @@ def test_segments_rebuild_documents_and_tables(sample_lake):
     header, records = rebuild_table(rows)
     stored = lake.table("customers").scan().to_arrow().select(header).to_pylist()
     assert [json.loads(json.dumps(r, default=str)) for r in stored] == records
-    assert {s["level"] for s in segments.to_pylist()} == {"table", "row", "document", "paragraph", "sentence"}
+    assert {s["level"] for s in segments.to_pylist()} == {
+        "table",
+        "row",
+        "document",
+        "paragraph",
+        "sentence",
+        "citation",
+    }
 
 
 def test_contract_validates_against_the_lake(sample_lake):

@@ -585,8 +585,8 @@ def test_a_search_passes_on_only_the_documents_its_answer_names():
     from lakeplanner.execute.nodes import named_documents
 
     rows = [
-        {"document_id": "DOC-INV-1010", "linked_keys": "INV-1010"},
-        {"document_id": "DOC-INV-1033", "linked_keys": "INV-1033"},
+        {"document_id": "DOC-INV-1010", "linked_keys": ["INV-1010"]},
+        {"document_id": "DOC-INV-1033", "linked_keys": ["INV-1033"]},
     ]
     assert named_documents(rows, "Invoice INV-1010") == rows[:1]
     assert named_documents(rows, "DOC-INV-1033") == rows[1:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -10,7 +11,7 @@ import pyarrow.compute as pc
 
 from lakeplanner.config import StructureConfig
 from lakeplanner.contract.models import ForeignKey, HierarchyEdge, IdentityKey
-from lakeplanner.contract.profile import is_id_like, is_provenance, mean_length
+from lakeplanner.contract.profile import is_id_like, is_provenance, is_stringy, mean_length
 
 KEY_TYPES = (pa.types.is_string, pa.types.is_large_string, pa.types.is_integer, pa.types.is_date)
 COMPOSITE_CANDIDATES = 10
@@ -46,24 +47,26 @@ def qualifies(name: str, column: pa.ChunkedArray, config: StructureConfig) -> fl
     return None
 
 
+def is_temporal(column: pa.ChunkedArray) -> bool:
+    return pa.types.is_date(column.type) or pa.types.is_timestamp(column.type)
+
+
 def identity_keys(source: str, table: pa.Table, config: StructureConfig) -> list[IdentityKey]:
-    """Single-field keys, else composite pairs; the best exact, null-free one becomes the identifier."""
-    keys = []
+    """Single-field keys, else composite pairs; the best exact, null-free one becomes the identifier.
+    A date or timestamp is unique by chance (a hire date, an event time), so it is a key only when
+    nothing else identifies the row."""
+    keys, temporal = [], []
     for name in table.column_names:
         if is_provenance(name):
             continue
         uniq = qualifies(name, table.column(name), config)
         if uniq is not None:
-            keys.append(
-                IdentityKey(
-                    source=source,
-                    columns=[name],
-                    uniqueness=round(uniq, 4),
-                    confidence=key_confidence(uniq),
-                )
-            )
+            key = IdentityKey(source=source, columns=[name], uniqueness=round(uniq, 4), confidence=key_confidence(uniq))
+            (temporal if is_temporal(table.column(name)) else keys).append(key)
     if not any(is_exact(k, table) for k in keys):
         keys += composite_keys(source, table, config)
+    if not any(is_exact(k, table) for k in keys):
+        keys += temporal
     return mark_identifier(keys, table)
 
 
@@ -132,6 +135,17 @@ def singular(name: str) -> str:
     return name
 
 
+NAME_STOPWORDS = frozenset({"id", "ids", "code", "key", "ref", "no", "number", "fk", "uid", "uuid", "guid"})
+YEARS = (1800, 2200)
+SMALL_INTEGER = 1000  # integer keys below this overlap by accident (counts, quantities, ranks)
+
+
+def name_tokens(name: str) -> set[str]:
+    """'order_ref' -> {'order'}: words of a column or table name, singular, without key words."""
+    words = {singular(w) for w in re.split(r"[^a-z0-9]+", name.lower()) if w}
+    return words - NAME_STOPWORDS
+
+
 def name_match(a: KeyedTable, col_a: str, b: KeyedTable, col_b: str) -> str | None:
     """'exact', 'semantic' (customer_id <-> customers.id, ticker <-> symbol) or None."""
     if is_provenance(col_a) or is_provenance(col_b):
@@ -146,6 +160,16 @@ def name_match(a: KeyedTable, col_a: str, b: KeyedTable, col_b: str) -> str | No
     if any({col_a, col_b} <= group for group in SYNONYMS):
         return "semantic"
     return None
+
+
+def name_similarity(col_a: str, b: KeyedTable, col_b: str, match: str | None) -> float:
+    """1 for a name match; else the share of the referencing column's words that name the target
+    table or its key ('carrier' -> carriers.carrier_code: 1, 'placed_by' -> staff.staff_id: 0)."""
+    if match is not None:
+        return 1.0
+    words = name_tokens(col_a)
+    target = name_tokens(b.source.split("__")[-1]) | name_tokens(col_b)
+    return round(len(words & target) / len(words), 4) if words else 0.0
 
 
 def distinct_values(column: pa.ChunkedArray, limit: int) -> pa.Array:
@@ -163,10 +187,72 @@ def side_cardinality(column: pa.ChunkedArray, shared: pa.Array) -> str:
     return "one" if pc.mean(n).as_py() <= 1.2 and pc.max(n).as_py() <= 2 else "many"
 
 
+def is_code_column(column: pa.ChunkedArray) -> bool:
+    """Values that read as identifiers: integers, or short strings without spaces."""
+    if pa.types.is_integer(column.type):
+        return True
+    if not is_stringy(column):
+        return False
+    values = column.drop_null()
+    if len(values) == 0 or mean_length(column) > 64:
+        return False
+    spaced = pc.sum(pc.match_substring_regex(values, r"\s")).as_py() or 0
+    return spaced <= 0.05 * len(values)
+
+
+def accidental_overlap(column: pa.ChunkedArray, values: pa.Array) -> str | None:
+    """Why values shared by two columns prove nothing (None when they may): booleans, years, small
+    integers, or too few distinct values."""
+    if pa.types.is_boolean(column.type):
+        return "boolean"
+    if len(values) < 3:
+        return "fewer than 3 distinct values"
+    if pa.types.is_integer(values.type):
+        low, high = pc.min(values).as_py(), pc.max(values).as_py()
+        if YEARS[0] <= low and high <= YEARS[1]:
+            return "years"
+        if high < SMALL_INTEGER:
+            return "small integers"
+    return None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A referencing column compared with a key column: why it was considered."""
+
+    match: str | None  # 'exact' / 'semantic' name match, or None when only the values relate them
+    similarity: float
+
+
+def candidate(a: KeyedTable, col_a: str, b: KeyedTable, col_b: str) -> Candidate | None:
+    """Whether a.col_a may reference b.col_b: by name, or (whatever the names) when b.col_b is a key
+    of identifier-like values and a.col_a holds values of the same kind."""
+    if is_provenance(col_a) or is_provenance(col_b) or (a.source == b.source and col_a == col_b):
+        return None
+    match = name_match(a, col_a, b, col_b) if a.source != b.source else None
+    if match is None and not (b.is_key(col_b) and key_like(b, col_b) and referencing_like(a, col_a, b, col_b)):
+        return None
+    return Candidate(match, name_similarity(col_a, b, col_b, match))
+
+
+def key_like(b: KeyedTable, col_b: str) -> bool:
+    column = b.table.column(col_b)
+    return can_be_key(column) and not pa.types.is_date(column.type) and is_code_column(column)
+
+
+def referencing_like(a: KeyedTable, col_a: str, b: KeyedTable, col_b: str) -> bool:
+    column = a.table.column(col_a)
+    same_kind = pa.types.is_integer(column.type) == pa.types.is_integer(b.table.column(col_b).type)
+    return same_kind and is_code_column(column)
+
+
 def compare_columns(
-    a: KeyedTable, col_a: str, b: KeyedTable, col_b: str, exact_name: bool, config: StructureConfig
+    a: KeyedTable, col_a: str, b: KeyedTable, col_b: str, found: Candidate, config: StructureConfig
 ) -> ForeignKey | None:
-    """Eq. 6 overlap and confidence; the FK points from the referencing side to the keyed side."""
+    """Eq. 6 overlap, and a confidence extended by name similarity; the FK points from the
+    referencing side to the keyed side. Without a name match, nearly every value of the referencing
+    column must be a value of the key, and the shared values must not be of a kind that overlaps
+    by accident."""
     column_a, column_b = a.table.column(col_a), b.table.column(col_b)
     if column_a.type != column_b.type and not (can_be_key(column_a) and can_be_key(column_b)):
         return None
@@ -176,16 +262,20 @@ def compare_columns(
         va, vb = va.cast(pa.string()), vb.cast(pa.string())
     shared = va.filter(pc.is_in(va, value_set=vb))
     overlap = len(shared) / max(len(va), len(vb), 1)
-    if overlap == 0 or (overlap < config.fk_min_overlap and not exact_name):
+    if overlap == 0 or (overlap < config.fk_min_overlap and found.match != "exact"):
+        return None
+    contained = len(shared) / max(len(va), 1)
+    if found.match is None and (contained < config.fk_value_containment or accidental_overlap(column_a, shared)):
         return None
     side_a = side_cardinality(column_a.cast(va.type), shared)
     side_b = side_cardinality(column_b.cast(vb.type), shared)
-    if not b.is_key(col_b) and a.is_key(col_a):
+    if not b.is_key(col_b) and a.is_key(col_a) and a.source != b.source:
         a, col_a, b, col_b, side_a, side_b = b, col_b, a, col_a, side_b, side_a
+        contained = len(shared) / max(len(vb), 1)
     if not b.is_key(col_b):
         return None
     cardinality = {("one", "one"): "1:1", ("many", "one"): "N:1", ("one", "many"): "1:N"}.get((side_a, side_b), "N:M")
-    confidence = round(min(0.95, 0.5 + 0.3 * overlap + 0.15 * exact_name), 4)
+    confidence = round(min(0.95, 0.5 + 0.3 * overlap + 0.15 * found.similarity), 4)
     return ForeignKey(
         source=a.source,
         column=col_a,
@@ -194,26 +284,51 @@ def compare_columns(
         overlap=round(overlap, 4),
         confidence=confidence,
         cardinality=cardinality,
+        containment=round(contained, 4),
+        name_similarity=found.similarity,
+        evidence="name" if found.match else "values",
     )
 
 
 def foreign_keys(
     tables: list[KeyedTable], config: StructureConfig, only_with: set[str] | None = None
 ) -> list[ForeignKey]:
-    """Candidate FKs between every pair of tables (or only pairs touching `only_with`)."""
-    found: dict[tuple[str, str, str, str], ForeignKey] = {}
-    for a, b in itertools.combinations(tables, 2):
+    """Candidate FKs between every pair of tables and within each table (a manager column naming
+    the same table's key), or only those touching `only_with`; one per referencing column and
+    target table, the most confident."""
+    found: dict[frozenset, ForeignKey] = {}
+    pairs = [*itertools.combinations(tables, 2), *((t, t) for t in tables)]
+    for a, b in pairs:
         if only_with is not None and a.source not in only_with and b.source not in only_with:
             continue
-        for col_a in a.table.column_names:
-            for col_b in b.table.column_names:
-                match = name_match(a, col_a, b, col_b)
-                if match is None:
-                    continue
-                fk = compare_columns(a, col_a, b, col_b, match == "exact", config)
-                if fk is not None:
-                    found.setdefault((fk.source, fk.column, fk.target, fk.target_column), fk)
-    return list(found.values())
+        for col_a, col_b in itertools.product(a.table.column_names, b.table.column_names):
+            directions = [(a, col_a, b, col_b)] if a is b else [(a, col_a, b, col_b), (b, col_b, a, col_a)]
+            for referencing, column, keyed, key in directions:
+                why = candidate(referencing, column, keyed, key)
+                fk = why and compare_columns(referencing, column, keyed, key, why, config)
+                slot = fk and frozenset({(fk.source, fk.column), (fk.target, fk.target_column)})
+                if fk and (slot not in found or strength(fk) > strength(found[slot])):
+                    found[slot] = fk
+    best: dict[tuple[str, str, str], ForeignKey] = {}
+    for fk in found.values():  # one key per referencing column and target table
+        slot = (fk.source, fk.column, fk.target)
+        if slot not in best or strength(fk) > strength(best[slot]):
+            best[slot] = fk
+    return sorted(best.values(), key=lambda k: (k.source, k.column, k.target))
+
+
+def strength(fk: ForeignKey) -> tuple[float, bool, bool, float]:
+    """Which of two keys relating the same columns to keep: the more confident, then the one the
+    names propose, then the one whose column names the target table (profiles.user_id -> users.id,
+    not the reverse), then the one whose values the target holds more fully."""
+    names_target = bool(name_tokens(fk.column) & name_tokens(fk.target.split("__")[-1]))
+    return fk.confidence, fk.evidence == "name", names_target, fk.containment or 0.0
+
+
+def without_rejected(fks: list[ForeignKey], rejected: list[str]) -> list[ForeignKey]:
+    """The keys a user did not reject in the exclusion manifest ('shipments.carrier -> carriers.code')."""
+    names = {"".join(r.split()) for r in rejected}
+    return [fk for fk in fks if f"{fk.source}.{fk.column}->{fk.target}.{fk.target_column}" not in names]
 
 
 def hierarchy(nested: list[tuple[str, str]], fks: list[ForeignKey]) -> list[HierarchyEdge]:

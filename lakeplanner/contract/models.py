@@ -81,15 +81,19 @@ class ForeignKey(_Model):
     overlap: float
     confidence: float
     cardinality: Literal["1:1", "1:N", "N:1", "N:M"]
+    containment: float | None = Field(None, description="share of the column's values found in the target key")
+    name_similarity: float | None = Field(None, description="how far the names relate the two (1: a name match)")
+    evidence: Literal["name", "values"] = Field("name", description="what proposed it: the names, or only the values")
 
 
 class CrossLink(_Model):
-    """Rows of `source` whose `column` names documents of `collection` (by id, title or link)."""
+    """Rows of `source` whose `column` names documents of `collection` (by id, title or link), or
+    documents of `collection` that cite rows of `source` by the value of its key `column` ('cited')."""
 
     source: str
     column: str
     collection: str
-    match: Literal["document_id", "title", "link", "embedded_text"]
+    match: Literal["document_id", "title", "link", "embedded_text", "cited"]
     match_rate: float
     confidence: float
     documents: int
@@ -115,6 +119,9 @@ class ExclusionManifest(_Model):
     files: list[str] = Field([], description="glob patterns on paths relative to the ingest root")
     fields: list[str] = Field(
         [], description="field names or paths; 'questions' hides questions and everything under it"
+    )
+    foreign_keys: list[str] = Field(
+        [], description="proposed keys rejected by the user: 'shipments.carrier -> carriers.carrier_code'"
     )
 
 

@@ -272,17 +272,17 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
             "document_id": d,
             "title": linked[d].title if d in linked else "",
             "linked_table": linked[d].linked_table if d in linked else "",
-            "linked_keys": "|".join(linked[d].linked_keys) if d in linked else "",
+            "linked_keys": list(linked[d].linked_keys) if d in linked else [],
             "answer": result.answer,
         }
         for d in documents_used
     ] or (
-        [{"document_id": None, "title": "", "linked_table": "", "linked_keys": "", "answer": result.answer}]
+        [{"document_id": None, "title": "", "linked_table": "", "linked_keys": [], "answer": result.answer}]
         if result.answer
         else []
     )
     for row in result.rows:  # the key of the row the document is linked to, for a successor's join
-        row["linked_key"] = row["linked_keys"].split("|")[0] if row["linked_keys"] else None
+        row["linked_key"] = row["linked_keys"][0] if row["linked_keys"] else None
     result.rows = named_documents(result.rows, result.answer) or result.rows
     result.rows_total = len(result.rows)
     if not state.sufficient:
@@ -299,7 +299,10 @@ def named_documents(rows: list[dict], answer: str | None) -> list[dict]:
     def named(value: str) -> bool:
         return bool(value) and re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", answer, re.I) is not None
 
-    return [r for r in rows if named(r["document_id"] or "") or any(map(named, r["linked_keys"].split("|")))]
+    return [r for r in rows if named(r["document_id"] or "") or any(map(named, r["linked_keys"]))]
+
+
+LINKED_KEY_COLUMNS = frozenset({"linked_key", "linked_keys"})  # a search result's rows the documents cite
 
 
 def run_graph(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:
@@ -324,6 +327,9 @@ def run_graph(node, inputs, services, settings, recorder: Recorder, result: Node
     if not columns:  # no key joins them: the rows of the source that hold the bound values in that column
         held = {f.column for f in contract.fields_of(node.source)}
         columns = [(b.column, b) for b in bounds if b.column in held]
+    if not columns:  # documents that cite rows: the source's rows whose key they cite
+        key = LakeSchema.from_contract(contract).row_key(node.source)
+        columns = [(key[0], b) for b in bounds if b.column in LINKED_KEY_COLUMNS and len(key) == 1]
     if not columns:
         result.error = (
             f"no foreign key of {node.source} matches {', '.join(b.reference for b in bounds) or 'the inputs'}"

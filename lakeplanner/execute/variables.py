@@ -50,7 +50,9 @@ def slim(result: NodeResult, columns: set[str], cap: int) -> Binding:
     out: dict[str, list[Any]] = {}
     truncated = False
     for column in sorted(columns):
-        distinct = list(dict.fromkeys(v for row in result.rows if (v := row.get(column)) is not None))
+        cells = (row.get(column) for row in result.rows)
+        values = (v for cell in cells for v in (cell if isinstance(cell, list) else [cell]))  # a list gives its items
+        distinct = list(dict.fromkeys(v for v in values if v is not None))
         truncated |= len(distinct) > cap
         out[column] = distinct[:cap]
     return Binding(label=result.label, columns=out, truncated=truncated)

@@ -6,6 +6,7 @@ reported; each source then commits in one Iceberg transaction and one Milvus rep
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,8 +16,9 @@ import pyarrow as pa
 from pydantic import BaseModel
 
 from lakeplanner.config import IngestConfig
+from lakeplanner.contract.citations import Citation, citation_links, collection_citations, key_automaton
 from lakeplanner.contract.discover import DiscoveredSource, companion_links, detect_companions, discover_sources
-from lakeplanner.contract.keys import KeyedTable, foreign_keys, hierarchy, identity_keys
+from lakeplanner.contract.keys import KeyedTable, foreign_keys, hierarchy, identity_keys, without_rejected
 from lakeplanner.contract.links import DocumentIndex, cross_links, linked_rows, row_key
 from lakeplanner.contract.models import (
     Contract,
@@ -109,6 +111,37 @@ class PreparedDocuments:
     files: tuple[str, ...]
     corpus: bool
     linked: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    cited: dict[str, list[Citation]] = field(default_factory=dict)
+
+    def linked_keys(self, document_id: str) -> tuple[str, list[str]]:
+        """The row a link column ties the document to, then the rows it cites: (table, keys)."""
+        table, keys = self.linked.get(document_id, ("", []))
+        cites = self.cited.get(document_id, [])
+        if not table and cites:
+            table = Counter(c.table for c in cites).most_common(1)[0][0]
+        return table, list(dict.fromkeys([*keys, *(c.key for c in cites)]))[:MAX_LINKED_KEYS]
+
+
+def citation_segments(collection: str, cited: dict[str, list[Citation]], start: int) -> list[dict]:
+    """One lineage segment per citation: the key's offsets in the document and the row it names."""
+    rows = []
+    for doc_id, cites in cited.items():
+        for n, c in enumerate(cites):
+            rows.append(
+                segment(
+                    f"{collection}:{doc_id}/cite/{n}",
+                    "citation",
+                    f"{collection}:{doc_id}",
+                    collection,
+                    doc_id,
+                    start + len(rows),
+                    c.key,
+                    c.start,
+                    c.end,
+                    meta={"table": c.table, "column": c.column, "key": c.key},
+                )
+            )
+    return rows
 
 
 def noop_progress(description: str, done: int, total: int) -> None:
@@ -228,6 +261,7 @@ class Ingestor:
         links = cross_links(keyed, [*indexes, *stored_indexes], self.config.structure)
         links += cross_links(stored, indexes, self.config.structure)
         self.attach_linked_rows(tables, documents, indexes, links)
+        links += self.attach_citations([*keyed, *stored], documents, links)
         text_sources, text_links = self.free_text_sources(tables)
         discoveries = self.discover(tables, documents, report) if self.llm else []
         total = len(tables) + len(documents) + len(text_sources)
@@ -316,6 +350,19 @@ class Ingestor:
                 for doc_id, keys in linked_rows(table.data.table, link, index, table.key_columns).items():
                     docs.linked.setdefault(doc_id, (link.source, keys[:MAX_LINKED_KEYS]))
 
+    def attach_citations(
+        self, tables: list[KeyedTable], documents: list[PreparedDocuments], links: list[CrossLink]
+    ) -> list[CrossLink]:
+        """Record the rows each document cites by key; one contract link per cited key column."""
+        automaton = key_automaton(tables, self.config.structure)
+        cited_links = []
+        for docs in documents:
+            naming = {(lk.source, lk.column) for lk in links}  # values naming documents, not rows
+            texts = [(d.document_id, d.text) for d in docs.documents]
+            docs.cited = collection_citations(texts, automaton, naming)
+            cited_links += citation_links(docs.name, len(docs.documents), docs.cited)
+        return cited_links
+
     def free_text_sources(self, tables: list[PreparedTable]) -> tuple[list[PreparedDocuments], list[CrossLink]]:
         sources, links = [], []
         for table in tables:
@@ -394,7 +441,7 @@ class Ingestor:
     def chunk_records(self, docs: PreparedDocuments) -> list[ChunkRecord]:
         records = []
         for doc in docs.documents:
-            table, keys = docs.linked.get(doc.document_id, ("", []))
+            table, keys = docs.linked_keys(doc.document_id)
             for position, span in enumerate(chunk_text(doc.text, self.config.chunking)):
                 text = doc.text[span.start : span.end]
                 records.append(
@@ -441,6 +488,7 @@ class Ingestor:
                         meta={"table": table, "keys": keys},
                     )
                 )
+            rows += citation_segments(docs.name, docs.cited, start=len(rows))
             existing = self.store.document_ids(docs.name) if docs.name in self.store.collections() else set()
             self.store.replace_documents(docs.name, chunks, vectors)
             replace_source_segments(self.catalog, docs.name, pa.Table.from_pylist(rows))
@@ -523,7 +571,8 @@ class Ingestor:
 
         nested = [(t.name, t.data.parent) for t in tables if t.data.parent and t.name in ok]
         known = ok | {s.name for s in old.sources}
-        new_fks = [fk for fk in fks if fk.source in known and fk.target in known]
+        rejected = sorted({*old.exclusions.foreign_keys, *manifest.foreign_keys})
+        new_fks = without_rejected([fk for fk in fks if fk.source in known and fk.target in known], rejected)
         columns = {t.name: t.data.table.column_names for t in tables}
         companions = companion_links(detect_companions(discovered), columns)
         merged = Contract(
@@ -546,6 +595,7 @@ class Ingestor:
             exclusions=ExclusionManifest(
                 files=sorted({*old.exclusions.files, *manifest.files}),
                 fields=sorted({*old.exclusions.fields, *manifest.fields}),
+                foreign_keys=rejected,
             ),
         )
         return merged

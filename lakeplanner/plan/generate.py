@@ -162,7 +162,9 @@ def contract_prompt(contract: Contract, tables: list[str]) -> str:
             )
             lines.append(f"- {source.name}: {source.records} documents" + (f", e.g. {titles[:60]}" if titles else ""))
     links = [
-        f"{lk.source}.{lk.column} -> documents of {lk.collection} (by {lk.match})"
+        f"documents of {lk.collection} cite {lk.source}.{lk.column} values (chunk field linked_keys)"
+        if lk.match == "cited"
+        else f"{lk.source}.{lk.column} -> documents of {lk.collection} (by {lk.match})"
         for lk in contract.links
         if lk.source in tables
     ]

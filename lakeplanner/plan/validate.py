@@ -83,6 +83,7 @@ class LakeSchema:
     document_links: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (table, collection) -> link columns
     identifiers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # table -> its key columns, in order
     collection_names: dict[str, set[str]] = field(default_factory=dict)  # collection -> its name and file stems
+    citations: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (table, collection) -> keys cited
 
     @classmethod
     def from_contract(cls, contract: Contract) -> LakeSchema:
@@ -99,14 +100,16 @@ class LakeSchema:
             joins.setdefault(fk.target, set()).add(fk.source)
         identifiers = {k.source: tuple(k.columns) for k in contract.identity_keys if k.identifier}
         document_links: dict[tuple[str, str], set[str]] = {}
+        citations: dict[tuple[str, str], set[str]] = {}
         for lk in contract.links:
-            document_links.setdefault((lk.source, lk.collection), set()).add(lk.column)
+            held = citations if lk.match == "cited" else document_links
+            held.setdefault((lk.source, lk.collection), set()).add(lk.column)
         collection_names = {
             s.name: {s.name, *(PurePosixPath(f).stem for f in s.files[:NAMED_FILES])}
             for s in contract.sources
             if s.kind is SourceKind.documents
         }
-        return cls(tables, collections, linked, joins, document_links, identifiers, collection_names)
+        return cls(tables, collections, linked, joins, document_links, identifiers, collection_names, citations)
 
     def columns(self, source: str) -> dict[str, FieldType]:
         if source in self.tables:
@@ -123,7 +126,8 @@ class LakeSchema:
     def columns_naming_documents(self, table: str, collection: str) -> set[str]:
         """The link columns, and the keys of linked rows (chunks carry them as linked_keys)."""
         tables = {table, *self.joins.get(table, ())}
-        keys = {c for t in tables if (t, collection) in self.document_links for c in self.identifiers.get(t, ())}
+        linked = self.document_links.keys() | self.citations.keys()
+        keys = {c for t in tables if (t, collection) in linked for c in self.identifiers.get(t, ())}
         return self.link_columns(table, collection) | keys
 
     def collection_for(self, table: str) -> str | None:
@@ -134,11 +138,13 @@ class LakeSchema:
         return linked
 
     def linked_collection(self, table: str) -> str | None:
-        """The collection whose documents cite rows of `table`, else of one of its join partners."""
-        for tables in ({table}, set(self.joins.get(table, ()))):
-            linked = sorted({c for (t, c) in self.document_links if t in tables})
-            if linked:
-                return linked[0]
+        """The collection whose documents a column of `table` names, else of one of its join
+        partners; else, in the same order, one whose documents cite their rows by key."""
+        for links in (self.document_links, self.citations):
+            for tables in ({table}, set(self.joins.get(table, ()))):
+                linked = sorted({c for (t, c) in links if t in tables})
+                if linked:
+                    return linked[0]
         return None
 
     def sql_tables(self, table: str) -> list[str]:
