@@ -180,12 +180,13 @@ def test_an_aggregate_over_compared_values_is_grouped_by_them():
 
 def test_values_summed_together_are_grouped_only_when_the_question_compares_them():
     from lakeplanner.execute.sql import group_compared_values
+    from lakeplanner.question import read_question
 
     sql = "SELECT SUM(total_amount) FROM invoices WHERE currency = 'EUR' AND status IN ('open', 'overdue')"
     one_total = "What is the total amount of EUR invoices that are not yet paid (status open or overdue)?"
-    assert group_compared_values(parse_select(sql), one_total) == []
+    assert group_compared_values(parse_select(sql), read_question(one_total)) == []
     compared = parse_select(sql)
-    assert group_compared_values(compared, "What is the difference between open and overdue amounts?")
+    assert group_compared_values(compared, read_question("What is the difference between open and overdue amounts?"))
     assert "GROUP BY status" in compared.sql("duckdb")
 
 

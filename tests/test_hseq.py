@@ -80,6 +80,8 @@ def test_token_budget_and_the_canonical_package():
 def test_guidance_from_the_planner_or_a_template():
     assert guidance_for("How many units were billed?") == "a passage stating the number or amount asked for"
     assert guidance_for("Why was it disputed?") == "a passage stating the reason"
+    assert guidance_for("When was the agreement signed?") == "a passage stating the date or period"
+    assert guidance_for("Which carrier was late?") == "a passage naming the party"
     assert guidance_for("anything", "the refund window") == "the refund window"
 
 

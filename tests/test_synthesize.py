@@ -10,6 +10,7 @@ from lakeplanner.execute.synthesize import composite_confidence, evaluate, groun
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm import LLM
 from lakeplanner.llm.fake import FakeBackend
+from lakeplanner.question import read_question
 
 ROWS = NodeResult(
     label="$var_1",
@@ -325,7 +326,8 @@ def test_respective_values_of_named_years_are_listed_in_the_order_asked_whatever
     rows = [{"year": 2019, "value": 1609000.0}, {"year": 2018, "value": 1164000.0}, {"year": 2017, "value": 9.0}]
     taxes = NodeResult(label="$var_1", tool="sql", source="taxes", question="tax", exposed=True, rows=rows)
     question = "What are the respective values of income tax expense in 2018 and 2019?"
-    answer = synthesize(question, [taxes], llm_saying(answer=["1164000.0"], sentence="It was 1164000."), Recorder())
+    said = llm_saying(answer=["1164000.0"], sentence="It was 1164000.")
+    answer = synthesize(question, [taxes], said, Recorder(), frame=read_question(question, ("report_grid",)))
     assert answer.items == ["1,164,000", "1,609,000"]
     assert answer.text == f"{question.rstrip('?')}: 1,164,000, 1,609,000."
 

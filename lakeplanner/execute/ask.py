@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from functools import partial
@@ -19,6 +20,7 @@ from lakeplanner.plan.dataops import one_search
 from lakeplanner.plan.model import Plan
 from lakeplanner.plan.planner import Planner, PlanResult
 from lakeplanner.plan.validate import LakeSchema
+from lakeplanner.question import packs_for, read_question
 
 OnResult = Callable[[NodeResult], None]
 
@@ -96,6 +98,8 @@ def ask(
             "lakeplanner.ask", **{"lakeplanner.question": question, "lakeplanner.role": context.role}
         ) as root:
             trace_id = format(root.get_span_context().trace_id, "032x")
+            frame = read_question(question, packs_for(lake.contract))
+            root.set_attribute("lakeplanner.question.frame", json.dumps(frame.summary()))
             planning = Recorder()
             with lineage.span("lakeplanner.plan") as span:
                 planner = planner or Planner(
@@ -128,7 +132,13 @@ def ask(
                 synthesis = Recorder()
                 with lineage.span("lakeplanner.synthesize") as span:
                     answer = synthesize(
-                        question, results, executor.llm, synthesis, lake.contract, partial(mentioned, lake.catalog)
+                        question,
+                        results,
+                        executor.llm,
+                        synthesis,
+                        lake.contract,
+                        partial(mentioned, lake.catalog),
+                        frame=frame,
                     )
                     emit(lineage, synthesis)
                     span.set_attributes(

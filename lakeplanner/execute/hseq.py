@@ -10,7 +10,6 @@ or when the stream runs dry; the selection becomes the canonical evidence packag
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -22,6 +21,7 @@ from lakeplanner.execute.results import Evidence, canonical
 from lakeplanner.ingest.segments import content_hash
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, clipped, system, user
+from lakeplanner.question import Operation, read_question
 
 SNIPPET_CHARS = 400
 SELECT_TOKENS = 240
@@ -107,24 +107,24 @@ def passages(paragraph: Segment, sentences: Sequence[Segment]) -> list[Segment]:
     return out
 
 
-# Question-type templates (seed 001 §2.4: heuristic guidance when the planner gives none): the first
-# pattern that matches the question says what kind of evidence ends the search.
-TEMPLATES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (
-        re.compile(r"\b(how (many|much)|total|sum|average|number of|percent|rate|amount)\b", re.I),
-        "a passage stating the number or amount asked for",
-    ),
-    (re.compile(r"\b(when|date|day|year|deadline|period|within)\b", re.I), "a passage stating the date or period"),
-    (re.compile(r"\b(who|which (customer|company|party|person)|name)\b", re.I), "a passage naming the party"),
-    (re.compile(r"\b(why|because|reason|disput)\w*", re.I), "a passage stating the reason"),
-)
+# Question-type guidance (seed 001 §2.4: heuristic guidance when the planner gives none): what kind
+# of evidence ends the search, from the frame of the step's question.
+GUIDANCE = {
+    "reason": "a passage stating the reason",
+    "number": "a passage stating the number or amount asked for",
+    "date": "a passage stating the date or period",
+    "year": "a passage stating the date or period",
+    "entity": "a passage naming the party",
+}
 
 
 def guidance_for(question: str, planner_hint: str | None = None) -> str:
-    """The planner's description of the answer when it gave one, else a question-type template."""
+    """The planner's description of the answer when it gave one, else the guidance for its frame."""
     if planner_hint:
         return planner_hint
-    return next((text for pattern, text in TEMPLATES if pattern.search(question)), "passages that answer the question")
+    frame = read_question(question)
+    kind = "reason" if frame.operation is Operation.reason else frame.shape
+    return GUIDANCE.get(kind, "passages that answer the question")
 
 
 class Budget(BaseModel):

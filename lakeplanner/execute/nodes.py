@@ -34,6 +34,7 @@ from lakeplanner.lineage.steps import Recorder
 from lakeplanner.plan.dataops import Fixer, recommend
 from lakeplanner.plan.model import Plan, PlanNode, Tool
 from lakeplanner.plan.validate import LakeSchema, check_sql, validate
+from lakeplanner.question import QuestionFrame, packs_for, read_question
 
 KEYS_CITED = 50
 FLOAT_DIGITS = 10  # binary noise off computed cells: 1.2 - 1.6 is -0.40000000000000013
@@ -121,7 +122,7 @@ def run_statement(engine, statement, recorder: Recorder, **attributes):
 
 
 def add_year_values(
-    question, written, result: NodeResult, engine, schema, keys, settings, recorder, named: dict[str, str]
+    frame: QuestionFrame, written, result: NodeResult, engine, schema, keys, settings, recorder, named: dict[str, str]
 ) -> None:
     """A change, percentage change, average or ratio over two named years, a list of values for named
     years, or the year with the highest value, is answered by its template from one value per year
@@ -131,8 +132,8 @@ def add_year_values(
     column, for the named years or every year. Their rows join the node's, cited like them; they replace
     its rows when the statement computed its own arithmetic over the years (a percentage per year of
     x / x * 100), or filtered on no item while the question names one (an average over every item)."""
-    years = years_asked(question)
-    if not years and not asks_every_year(question):
+    years = years_asked(frame)
+    if not years and not asks_every_year(frame):
         return
     # rows to replace: the statement's own arithmetic, or values of no item the question names
     replaced = sqlnode.computes_arithmetic(written) or bool(named and not sqlnode.item_filters(written))
@@ -182,6 +183,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     keys = {t: schema.row_key(t) for t in tables}
     feedback = None
     sql = node.sql
+    frame = read_question(asked or node.question, packs_for(contract))
     categories = sqlnode.category_values(lake, contract, tables, node.question)
     lost = sqlnode.lost_values(categories, node.question, asked) if asked else {}
     named = sqlnode.named_values(categories, node.question)
@@ -201,7 +203,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
         try:
             statement = sqlnode.checked(sqlnode.bind(sql, bindings), schema.tables, tables, settings.row_cap)
             edits += sqlnode.fix_category_literals(statement, categories, keep=bound_literals)
-            edits += sqlnode.group_compared_values(statement, asked or node.question, keep=bound_literals)
+            edits += sqlnode.group_compared_values(statement, frame, keep=bound_literals)
             written = statement
             statement = sqlnode.with_row_keys(statement, keys)
             attempted = {"lakeplanner.sql.attempt": attempt + 1, "lakeplanner.dataops.edits": "; ".join(edits)}
@@ -225,7 +227,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
         result.advice = []
         if node.should_expose_answer:
             row = sqlnode.named_row(categories, asked or node.question)
-            add_year_values(asked or node.question, written, result, engine, schema, keys, settings, recorder, row)
+            add_year_values(frame, written, result, engine, schema, keys, settings, recorder, row)
         return result
     result.error = f"no runnable SQL after {settings.sql_retries + 1} attempts: {feedback}"
     return result

@@ -20,12 +20,14 @@ from sqlglot.optimizer.qualify import qualify
 
 from lakeplanner.contract.models import Contract, FieldType
 from lakeplanner.errors import EngineError, LakeplannerError
-from lakeplanner.execute.arithmetic import YEAR_COLUMNS, compares, named_years
+from lakeplanner.execute.arithmetic import YEAR_COLUMNS, compares
 from lakeplanner.execute.compare import content_words
 from lakeplanner.execute.results import SqlRun
 from lakeplanner.llm.base import Message, system, user
 from lakeplanner.plan.cache import stem
 from lakeplanner.plan.model import REFERENCE, PlanNode
+from lakeplanner.question import QuestionFrame
+from lakeplanner.question.read import years_in
 
 ROW_LIMIT = 200
 KEYS_PER_ROW = 20
@@ -231,7 +233,9 @@ def fix_category_literals(
     return edits
 
 
-def group_compared_values(statement: exp.Select, question: str = "", keep: set[str] = frozenset()) -> list[str]:
+def group_compared_values(
+    statement: exp.Select, frame: QuestionFrame | None = None, keep: set[str] = frozenset()
+) -> list[str]:
     """An aggregate over `col IN (a, b)` with no GROUP BY merges what the question compares (the
     change between 2018 and 2019 summed over both years): group by that column instead, so each
     value stays visible and the arithmetic is done on them later. Values that are not years are
@@ -246,7 +250,7 @@ def group_compared_values(statement: exp.Select, question: str = "", keep: set[s
         if isinstance(condition.this, exp.Column)
         and 2 <= len(condition.expressions) <= MAX_COMPARED
         and all(isinstance(e, exp.Literal) and e.this not in keep for e in condition.expressions)
-        and (names_years(condition) or compares(question))
+        and (names_years(condition) or (frame is not None and compares(frame)))
     ]
     if not compared:
         return []
@@ -256,7 +260,7 @@ def group_compared_values(statement: exp.Select, question: str = "", keep: set[s
 
 
 def names_years(condition: exp.In) -> bool:
-    return condition.this.name in YEAR_COLUMNS or all(len(named_years(str(e.this))) == 1 for e in condition.expressions)
+    return condition.this.name in YEAR_COLUMNS or all(len(years_in(str(e.this))) == 1 for e in condition.expressions)
 
 
 def computes_arithmetic(statement: exp.Select) -> bool:
@@ -272,7 +276,7 @@ def item_filters(statement: exp.Select) -> dict[str, set[str]]:
         sides = [condition.this, condition.expression]
         column = next((c for c in sides if isinstance(c, exp.Column)), None)
         literal = next((c for c in sides if isinstance(c, exp.Literal) and c.is_string), None)
-        if column is not None and literal is not None and not named_years(literal.this):
+        if column is not None and literal is not None and not years_in(literal.this):
             filters.setdefault(column.name, set()).add(literal.this)
     return filters
 

@@ -18,8 +18,6 @@ from lakeplanner.contract.models import Contract
 from lakeplanner.errors import LakeplannerError
 from lakeplanner.execute.arithmetic import (
     all_years_average,
-    asks_several,
-    asks_which_year,
     derivation,
     extreme_year,
     is_number,
@@ -36,6 +34,8 @@ from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, assistant, clipped, system, user
 from lakeplanner.plan.cache import stem
 from lakeplanner.plan.extension import sufficiency
+from lakeplanner.question import QuestionFrame, packs_for, read_question
+from lakeplanner.question.read import years_in
 
 ROWS_SHOWN = 20
 SYNTHESIS_ATTEMPTS = 2  # a first draft and one repair
@@ -45,7 +45,6 @@ SNIPPET_SHOWN = 500
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _STANDALONE = re.compile(r"(?<![\w.,-])-?\d[\d,]*(?:\.\d+)?(?![\w-])")
 _SPACE = re.compile(r"\s+")
-_ANY_YEAR = re.compile(r"\b(?:1[0-9]|20)\d{2}\b")
 # a percentage's 100, a mean's count: not read (but "/ 2.4" divides by a cell)
 _CONSTANTS = re.compile(r"\*\s*100\b(?!\.\d)|/\s*2\b(?!\.\d)|/\s*[3-9]\)*\s*$")
 Mentions = Callable[[list[str]], "set[str] | None"]
@@ -137,20 +136,16 @@ def row_source(result: NodeResult) -> str:
     return result.source
 
 
-_WHICH = re.compile(r"^\s*which\s+(\w+)", re.I)
-
-
-def named_row(question: str, text: str, exposed: list[NodeResult]) -> str:
+def with_row_key(frame: QuestionFrame, text: str, exposed: list[NodeResult]) -> str:
     """A "Which invoice ...?" answered from one row of invoices: the sentence names the row's key when
     the LLM left it out ("Total amount: 62,131.50." -> "INV-1010: Total amount: 62,131.50.")."""
-    asked = _WHICH.match(question)
-    if asked is None:
+    if frame.entity is None:
         return text
     keys = [
         held[0]
         for r in exposed
         for table, held in r.row_keys.items()
-        if len(r.rows) == 1 and len(held) == 1 and stem(table) == stem(asked[1].lower())
+        if len(r.rows) == 1 and len(held) == 1 and stem(table) == stem(frame.entity)
     ]
     if len(set(keys)) != 1 or keys[0].casefold() in text.casefold():
         return text
@@ -347,10 +342,13 @@ def synthesize(
     recorder: Recorder,
     contract: Contract | None = None,
     mentions: Mentions | None = None,
+    frame: QuestionFrame | None = None,
 ) -> Answer:
     """`mentions` says which terms the lake's text holds anywhere (ingest.segments.mentioned): the
-    coverage gate abstains only on terms that nothing in the lake mentions."""
+    coverage gate abstains only on terms that nothing in the lake mentions. `frame` is the question
+    read by the lake's packs (read here when not given)."""
     started = time.perf_counter()
+    frame = frame or read_question(question, packs_for(contract))
     exposed = [r for r in results if r.exposed] or results[-1:]
     answer = Answer(question=question, nodes=results, advice=[a for r in results for a in r.advice])
     failed = [r for r in exposed if not r.ok]
@@ -378,7 +376,7 @@ def synthesize(
             if value is None:
                 return abstain(answer, f"no answer could be written: {e.message}", started)
             draft = Draft(answer=[value], sentence=value, sources=[], abstain=False)
-        outcome = settle(question, draft, exposed)
+        outcome = settle(frame, draft, exposed)
         if outcome.c_ground > 0.0 or not outcome.repairable:
             break
         messages = [*messages, assistant(draft.model_dump_json()), user(repair_request(outcome.failure))]
@@ -387,7 +385,7 @@ def synthesize(
     if outcome.c_ground == 0.0:
         return abstain(answer, outcome.failure, started)
     answer.value, answer.items = "; ".join(outcome.items), outcome.items
-    answer.text = named_row(question, outcome.draft.sentence or answer.value, exposed)
+    answer.text = with_row_key(frame, outcome.draft.sentence or answer.value, exposed)
     if outcome.calculated:
         answer.text += f" (computed: {outcome.calculated} = {answer.value})"
     answer.citations = citations_for(outcome.draft.sources, index, exposed)
@@ -409,17 +407,18 @@ class Settled:
     repairable: bool = False
 
 
-def settle(question: str, draft: Draft, exposed: list[NodeResult]) -> Settled:
-    templated = year_arithmetic(question, exposed)
-    listed = per_year_values(question, exposed)
+def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Settled:
+    question = frame.text
+    templated = year_arithmetic(frame, exposed)
+    listed = per_year_values(frame, exposed)
     comparison = compared(question, exposed)
-    extreme = extreme_year(question, exposed)
-    paired = item_arithmetic(question, exposed) or all_years_average(question, exposed)
+    extreme = extreme_year(frame, exposed)
+    paired = item_arithmetic(frame, exposed) or all_years_average(frame, exposed)
     computed = templated is not None or listed is not None or extreme is not None
     if draft.abstain and not computed and comparison is None and paired is None:
         return Settled([], draft, failure=draft.reason or "the results do not contain the answer")
-    items, calculated = [verbatim(i, exposed) for i in answer_items(question, draft.answer)], ""
-    if asks_which_year(question):
+    items, calculated = [verbatim(i, exposed) for i in answer_items(frame, draft.answer)], ""
+    if frame.asks_year:
         items = [year_stated(year_holding(i, exposed), draft.sentence, question) for i in items]
     if computed:  # listed: one cell per year, in the order named; extreme: the year of the largest or smallest
         if templated is not None:
@@ -550,19 +549,19 @@ def year_stated(item: str, sentence: str, question: str) -> str:
     does not. The item itself when it holds a number or the sentence states no such single year."""
     if numbers_in(item):
         return item
-    years = set(_ANY_YEAR.findall(sentence)) - set(_ANY_YEAR.findall(question))
-    return years.pop() if len(years) == 1 else item
+    years = set(years_in(sentence)) - set(years_in(question))
+    return str(years.pop()) if len(years) == 1 else item
 
 
 def folded(text: str) -> str:
     return text.lower().translate(_TYPOGRAPHIC)
 
 
-def answer_items(question: str, written: list[str]) -> list[str]:
+def answer_items(frame: QuestionFrame, written: list[str]) -> list[str]:
     """The LLM's items, blank and repeated ones dropped, without a restated question ("The table shows
     X" to "what does the table show?" is X); only the first when the question asks for one value."""
-    items = list(dict.fromkeys(unrestated(question, item) for item in written if item.strip()))
-    return items if asks_several(question) else items[:1]
+    items = list(dict.fromkeys(unrestated(frame.text, item) for item in written if item.strip()))
+    return items if frame.several else items[:1]
 
 
 def unrestated(question: str, item: str) -> str:

@@ -24,6 +24,7 @@ from lakeplanner.plan.validate import (
     table_aliases,
     validate,
 )
+from lakeplanner.question import Operation, read_question
 
 TOOL_SYNONYMS = {
     "iceberg": Tool.sql,
@@ -44,24 +45,7 @@ SIMILARITY = 0.75
 NAME = re.compile(r"\b(?:[A-Z][\w'-]*|\w*\d\w*)")
 WORD = re.compile(r"[a-z0-9]+")
 MAX_FIX_ROUNDS = 3
-RANKING = re.compile(
-    r"\b(?:largest|highest|most|biggest|greatest|smallest|lowest|least|fewest|earliest|latest|oldest|newest"
-    r"|top|maximum|minimum)\b",
-    re.I,
-)
-
-
-DOCUMENT_CUE = re.compile(
-    r"\b(?:according to (?!the (?:tables?|text|data|figures?|(?:financial )?statements?)\b)"
-    r"|memos?|disputed?|disputes|because|why|reasons?)\b",
-    re.I,
-)
 LABEL_IN_TEXT = re.compile(r"\$var_[0-9]+")
-COUNT_ASKED = re.compile(r"\bhow many (\w+)", re.I)
-ROW_ARITHMETIC = re.compile(
-    r"\b(?:change|average|ratio|difference|increase|decrease|growth|proportion|percentage of)\b", re.I
-)  # arithmetic over rows; a percentage alone ("the uptime percentage") may be a stated term
-COUNTING = re.compile(r"\b(?:how many|number of|count)\b", re.I)
 # a sentence end (not "U.S." or "Inc."), ", and", or "and" before a new question word
 CLAUSE_BREAK = re.compile(
     r"(?<![A-Z])(?<!Inc)(?<!Ltd)(?<!\bCo)[.?!;]\s+(?=[A-Z])|,\s+(?:and|but)\s+"
@@ -486,7 +470,9 @@ def restore_table_arithmetic(plan: Plan, known: KnownValues, schema: LakeSchema)
     searches documents would leave it to a passage that happens to state it. Its exposed search steps
     that read no earlier step read the table with sql. Not when it asks why, or what a memo says."""
     asked = plan.question
-    if not ROW_ARITHMETIC.search(asked) or DOCUMENT_CUE.search(asked) or any(n.tool != Tool.vector for n in plan.nodes):
+    frame = read_question(asked)
+    documents_tell = frame.document is not None or frame.names_document is not None or frame.reason is not None
+    if not frame.computed or documents_tell or any(n.tool != Tool.vector for n in plan.nodes):
         return plan, []
     tables = {where.split(".", 1)[0] for _, _, where in known.find(asked)} & set(schema.tables)
     if len(tables) != 1:
@@ -503,10 +489,10 @@ def restore_table_arithmetic(plan: Plan, known: KnownValues, schema: LakeSchema)
 def restore_count(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
     """The question asks how many rows of a table ("how many invoices has that customer been issued")
     and no step counts: the last exposed sql step that reads or joins that table asks it too."""
-    asked = COUNT_ASKED.search(plan.question)
-    if asked is None or any(COUNTING.search(n.question) or "count(" in (n.sql or "").lower() for n in plan.nodes):
+    asked = read_question(plan.question).counted
+    if asked is None or any(counts(n) for n in plan.nodes):
         return plan, []
-    counted = next((t for t in schema.tables if name_stems(t) == {stem(asked.group(1).lower())}), None)
+    counted = next((t for t in schema.tables if name_stems(t) == {stem(asked.text.split()[-1].lower())}), None)
     readers = [
         n
         for n in plan.nodes
@@ -515,19 +501,26 @@ def restore_count(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
     if counted is None or not readers:
         return plan, []
     node = next((n for n in readers if n.source == counted), readers[-1])
-    clause = CLAUSE_BREAK.split(plan.question[asked.start() :])[0].strip(" ?.,")
+    clause = CLAUSE_BREAK.split(plan.question[asked.start :])[0].strip(" ?.,")
     return plan.replace(node.label, question=f"{node.question}, and {clause}"), [
         f"{node.label}: also asks '{clause}', which no step counted"
     ]
 
 
+def counts(node: PlanNode) -> bool:
+    return read_question(node.question).operation is Operation.count or "count(" in (node.sql or "").lower()
+
+
 def document_clause(question: str) -> str | None:
     """The sentence or clause of the question that says documents tell a part of it ("According to
     the collections memo, which customer ...", "One invoice was disputed because ...")."""
-    for clause in CLAUSE_BREAK.split(question):
-        if DOCUMENT_CUE.search(clause):
-            return clause.strip(" ?.,")
-    return None
+    frame = read_question(question)
+    told = frame.document or frame.reason
+    if told is None:
+        return None
+    start = next((m.end() for m in reversed(list(CLAUSE_BREAK.finditer(question))) if m.end() <= told.start), 0)
+    end = next((m.start() for m in CLAUSE_BREAK.finditer(question) if m.start() >= told.end), len(question))
+    return question[start:end].strip(" ?.,")
 
 
 def name_stems(name: str) -> set[str]:
@@ -619,10 +612,14 @@ def restore_ranking(plan: Plan) -> tuple[Plan, list[str]]:
     """A one-step plan whose step dropped the question's ranking ("total quantity of all line items"
     for "which product sold the largest total quantity") answers another question: the step asks
     the user's question instead."""
-    if len(plan.nodes) != 1 or not RANKING.search(plan.question) or RANKING.search(plan.nodes[0].question):
+    if len(plan.nodes) != 1 or not ranks(plan.question) or ranks(plan.nodes[0].question):
         return plan, []
     node = plan.nodes[0]
     return plan.replace(node.label, question=plan.question), [f"{node.label}: asks the question, its ranking was lost"]
+
+
+def ranks(question: str) -> bool:
+    return read_question(question).superlative
 
 
 def restore_named_ids(plan: Plan, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:

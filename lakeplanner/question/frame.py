@@ -1,0 +1,122 @@
+"""The question frame: what a question asks, read once, with the text span behind every field."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Span(_Frozen):
+    """question[start:end] == text."""
+
+    start: int
+    end: int
+    text: str
+
+
+class Operation(StrEnum):
+    lookup = "lookup"
+    count = "count"
+    sum = "sum"
+    average = "average"
+    change = "change"
+    percent_change = "percent_change"
+    ratio = "ratio"
+    share = "share"
+    difference = "difference"
+    extreme = "extreme"
+    list = "list"
+    yes_no = "yes_no"
+    definition = "definition"
+    reason = "reason"
+
+
+COMPUTED = frozenset(
+    {
+        Operation.average,
+        Operation.change,
+        Operation.percent_change,
+        Operation.ratio,
+        Operation.share,
+        Operation.difference,
+    }
+)
+
+
+class Period(_Frozen):
+    """A year the question names; 'from' and 'to' mark the ends of a change ("from 2023 to 2024")."""
+
+    year: int
+    span: Span
+    role: Literal["named", "from", "to"] = "named"
+
+
+class BoundValue(_Frozen):
+    """A value of the lake the question names, bound to the column that holds it."""
+
+    span: Span
+    column: str  # table.column
+
+
+class QuestionFrame(_Frozen):
+    text: str
+    packs: tuple[str, ...] = ()
+    operation: Operation = Operation.lookup
+    operation_span: Span | None = None
+    absolute: bool = False  # "the absolute change": a change in points, not in percent
+    percent: bool = False  # the answer is asked in percent ("what percentage of", "in %")
+    direction: Literal["max", "min"] | None = None
+    direction_span: Span | None = None
+    superlative: bool = False  # the direction ranks ("the most", "the earliest"), not compares ("more than")
+    limit: int | None = None
+    periods: tuple[Period, ...] = ()
+    listed_years: tuple[int, ...] = ()  # the years named, ranges written out ("2017-2019" is three)
+    asks_year: bool = False  # the answer is a year ("in which year ...")
+    several: bool = False  # the answer is a list ("... respectively", "each", "which years")
+    several_span: Span | None = None
+    reason: Span | None = None  # the cue of a why / reason question
+    document: Span | None = None  # the clause that says a document tells part of it ("according to", "because")
+    names_document: Span | None = None  # a kind of document it names ("the driving hours policy")
+    subject: Span | None = None  # what is asked ("the total weight of lost shipments")
+    entity: str | None = None  # the kind of thing asked for ("carrier" in "which carrier"), 'person' for who
+    counted: Span | None = None  # "how many invoices": what a count counts
+    shape: Literal["number", "year", "date", "entity", "list", "yes_no", "text"] = "text"
+    values: tuple[BoundValue, ...] = ()
+
+    @property
+    def years(self) -> list[int]:
+        """The years named, in the order named, each once."""
+        return list(dict.fromkeys(p.year for p in self.periods))
+
+    @property
+    def year_order(self) -> tuple[int, int] | None:
+        """(old, new) of "from A to B"."""
+        ends = {p.role: p.year for p in self.periods if p.role != "named"}
+        return (ends["from"], ends["to"]) if {"from", "to"} <= ends.keys() else None
+
+    @property
+    def counted_noun(self) -> str | None:
+        """'invoice' for "how many invoices"."""
+        if self.counted is None:
+            return None
+        noun = self.counted.text.split()[-1].lower()
+        return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+
+    @property
+    def computed(self) -> bool:
+        """An arithmetic answer: a change, a ratio, an average, a share or a difference."""
+        return self.operation in COMPUTED
+
+    def summary(self) -> dict:
+        """The decided fields, for a trace attribute (spans left out)."""
+        return self.model_dump(
+            mode="json",
+            exclude={"text", "operation_span", "direction_span", "several_span"},
+            exclude_defaults=True,
+        )

@@ -1,0 +1,89 @@
+"""The words questions are read by (lexicon.yaml), with the domain packs a lake switches on."""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from lakeplanner.contract.models import Contract
+
+PACK_FOR_FORMAT = {"report": "report_grid"}  # a source of this ingest format switches the pack on
+
+
+class Lexicon(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    operations: dict[str, list[str]]
+    label_prefixes: list[str]
+    direction: dict[str, list[str]]
+    superlative_only: list[str]
+    first_last: dict[str, list[str]]
+    reason: list[str]
+    prose: list[str]
+    document_cues: list[str]
+    document_nouns: list[str]
+    not_documents: list[str]
+    several: list[str]
+    which_year: list[str]
+    yes_no_openers: list[str]
+    person_openers: list[str]
+    stopwords: list[str]
+    absolute: list[str] = []
+
+    def with_pack(self, pack: dict) -> Lexicon:
+        """This lexicon with a pack's words added to the lists it names."""
+        merged = self.model_dump()
+        for key, words in pack.items():
+            if key in ("name", "description"):
+                continue
+            if isinstance(words, dict):
+                for sub, more in words.items():
+                    merged[key][sub] = [*merged[key].get(sub, []), *more]
+            else:
+                merged[key] = [*merged[key], *words]
+        return Lexicon.model_validate(merged)
+
+
+def phrase_pattern(phrases: list[str], joined: bool = False) -> re.Pattern | None:
+    """One regex matching any phrase as whole words; '*' stands for one to four words; `joined`: also
+    as the first part of a hyphenated word ('highest' in 'highest-rated')."""
+    if not phrases:
+        return None
+    parts = []
+    for phrase in sorted(phrases, key=len, reverse=True):
+        words = [r"(?:[\w'&.-]+\s+){0,3}[\w'&.-]+" if w == "*" else re.escape(w) for w in phrase.split()]
+        parts.append(r"\s+".join(words))
+    after = r"(?!\w)" if joined else r"(?![\w-])"
+    return re.compile(rf"(?<![\w-])(?:{'|'.join(parts)}){after}", re.I)
+
+
+@functools.cache
+def cached_pattern(phrases: tuple[str, ...], joined: bool = False) -> re.Pattern | None:
+    return phrase_pattern(list(phrases), joined)
+
+
+@functools.cache
+def lexicon(packs: tuple[str, ...] = ()) -> Lexicon:
+    base = yaml.safe_load((resources.files("lakeplanner.question") / "lexicon.yaml").read_text())
+    found = Lexicon.model_validate(base)
+    for name in packs:
+        found = found.with_pack(load_pack(name))
+    return found
+
+
+def load_pack(name: str) -> dict:
+    path = resources.files("lakeplanner.question") / "packs" / f"{name}.yaml"
+    if not path.is_file():
+        raise ValueError(f"no question pack '{name}'")
+    return yaml.safe_load(path.read_text())
+
+
+def packs_for(contract: Contract | None) -> tuple[str, ...]:
+    """The packs the lake's sources switch on (a report-grid source: the report_grid pack)."""
+    if contract is None:
+        return ()
+    return tuple(sorted({PACK_FOR_FORMAT[s.format] for s in contract.sources if s.format in PACK_FOR_FORMAT}))

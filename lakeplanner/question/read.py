@@ -1,0 +1,226 @@
+"""Read a question once into its frame: deterministic, from the lexicon and the lake's packs.
+
+Every later stage reads the frame instead of the question's text. `read_question` is memoized, so a
+stage that only holds the text (a Ray worker, a step question) gets the same frame without reading again.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from lakeplanner.question.frame import Operation, Period, QuestionFrame, Span
+from lakeplanner.question.lexicon import Lexicon, cached_pattern, lexicon
+
+YEAR = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)(?:19|20)\d{2}(?![\w%]|[.,]\d|-[A-Za-z])")
+YEAR_RANGE = re.compile(
+    r"(?<![\w.,-])((?:19|20)\d{2})(?:\s+(?:to|through|and)\s+|\s*[-\u2013]\s*)((?:19|20)\d{2})(?![\w%-])"
+)
+FROM_TO = re.compile(
+    r"\bfrom(?:\s+[a-z]+){0,3}?\s+((?:19|20)\d{2})\b.*?\bto(?:\s+[a-z]+){0,2}?\s+((?:19|20)\d{2})\b", re.I | re.S
+)
+WORD = re.compile(r"[\w'&-]+")
+WHICH = re.compile(r"\bwhich\s+(?:one\s+of\s+the\s+)?([a-z][\w-]*)", re.I)
+HOW_MANY = re.compile(r"\bhow many\s+(?:more\s+|fewer\s+|less\s+|of\s+the\s+)?([a-z][\w-]*)", re.I)
+TOP = re.compile(r"\b(?:top|first|last|bottom)\s+(\d{1,3})\b", re.I)
+ASKED = re.compile(
+    r"^\s*(?:what|which|who|how much|how many)\s+(?:is|are|was|were|did|does|do)?\s*(?P<subject>[^?]+)", re.I
+)
+PERCENT = re.compile(r"\bpercent|%", re.I)
+CLAUSE_BREAK = re.compile(r"(?<=[a-z0-9)])[.?!;]\s+(?=[A-Z])|,\s+(?:and|but)\s+")
+MAX_SPANNED = 10  # a range wider than this lists its two ends only
+
+
+def span_of(match: re.Match, group: int = 0) -> Span:
+    return Span(start=match.start(group), end=match.end(group), text=match.group(group))
+
+
+@functools.lru_cache(maxsize=4096)
+def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
+    """The frame of `text` under the lexicon with `packs` switched on."""
+    words = lexicon(packs)
+    operation, operation_span = operation_of(text, words)
+    direction, direction_span = direction_of(text, words)
+    periods = periods_of(text)
+    several = find(words.several, text)
+    reason = find(words.reason, text)
+    asks_year = find(words.which_year, text) is not None
+    if reason is not None:
+        operation, operation_span = Operation.reason, reason
+    ranks = superlative(direction_span, words) and opens_with(text, ["which", "who", "whose"])
+    if operation in (Operation.lookup, Operation.sum, Operation.count) and ranks:
+        operation = Operation.extreme  # "which warehouse dispatched the largest total weight": a ranking
+    if operation is Operation.lookup and opens_with(text, words.yes_no_openers):
+        operation = Operation.yes_no
+    return QuestionFrame(
+        text=text,
+        packs=packs,
+        operation=operation,
+        operation_span=operation_span,
+        absolute=find(words.absolute, text) is not None,
+        percent=PERCENT.search(text) is not None,
+        direction=direction,
+        direction_span=direction_span,
+        superlative=superlative(direction_span, words),
+        limit=limit_of(text),
+        periods=periods,
+        listed_years=tuple(listed_years(text)),
+        asks_year=asks_year,
+        several=several is not None,
+        several_span=several,
+        reason=reason,
+        document=document_clause(text, words),
+        names_document=find(words.document_nouns, text),
+        subject=subject_of(text),
+        entity=entity_of(text, words),
+        counted=counted_of(text),
+        shape=shape_of(text, operation, asks_year, several is not None, words),
+    )
+
+
+def find(phrases: list[str], text: str) -> Span | None:
+    pattern = cached_pattern(tuple(phrases))
+    match = pattern.search(text) if pattern else None
+    return span_of(match) if match else None
+
+
+def operation_of(text: str, words: Lexicon) -> tuple[Operation, Span | None]:
+    """The first operation, in lexicon order, whose cue the question holds (an average of a rate that
+    a label prefix names, 'weighted average', is no operation)."""
+    for name, phrases in words.operations.items():
+        pattern = cached_pattern(tuple(phrases))
+        for match in pattern.finditer(text) if pattern else ():
+            if name == "average" and labelled(text[: match.start()], words.label_prefixes):
+                continue
+            operation = Operation(name)
+            if operation is Operation.percent_change and find(words.absolute, text):
+                operation = Operation.change
+            return operation, span_of(match)
+    return Operation.lookup, None
+
+
+def labelled(before: str, prefixes: list[str]) -> bool:
+    return bool(prefixes) and re.search(rf"\b(?:{'|'.join(map(re.escape, prefixes))})[\s-]+$", before, re.I) is not None
+
+
+def direction_of(text: str, words: Lexicon) -> tuple[str | None, Span | None]:
+    """max or min, from the first ranking word not followed by 'than' (a threshold is no ranking)."""
+    found = []
+    for side in ("max", "min"):
+        pattern = cached_pattern((*words.direction[side], *words.first_last.get(side, [])), joined=True)
+        for match in pattern.finditer(text):
+            if text[match.end() : match.end() + 1] == "-" and not match.group(0).lower().endswith("est"):
+                continue  # 'first-generation' ranks nothing; 'highest-rated' does
+            if not re.match(r"\s+than\b", text[match.end() :], re.I):
+                found.append((match.start(), side, span_of(match)))
+    if not found:
+        return None, None
+    _, side, span = min(found, key=lambda f: f[0])
+    return side, span
+
+
+def superlative(span: Span | None, words: Lexicon) -> bool:
+    ranking = {*words.superlative_only, *(w for ws in words.first_last.values() for w in ws)}
+    return span is not None and span.text.lower() in ranking
+
+
+def limit_of(text: str) -> int | None:
+    match = TOP.search(text)
+    return int(match.group(1)) if match else None
+
+
+def periods_of(text: str) -> tuple[Period, ...]:
+    """Every year named, in order; the ends of "from A to B" get their roles ("between" orders nothing)."""
+    roles: dict[int, str] = {}
+    ordered = FROM_TO.search(text)
+    if ordered:
+        roles = {ordered.start(1): "from", ordered.start(2): "to"}
+    return tuple(
+        Period(year=int(m.group(0)), span=span_of(m), role=roles.get(m.start(), "named")) for m in YEAR.finditer(text)
+    )
+
+
+def years_in(text: str) -> list[int]:
+    """The years a text (a question, a cell, a SQL literal) names, in order, each once."""
+    return list(dict.fromkeys(int(y) for y in YEAR.findall(text)))
+
+
+def listed_years(text: str) -> list[int]:
+    """The years named, in order, each once; "2019 to 2017" lists 2019, 2018 and 2017."""
+
+    def written_out(match: re.Match) -> str:
+        first, last = int(match.group(1)), int(match.group(2))
+        if abs(last - first) > MAX_SPANNED or " and " in match.group(0):
+            return f"{first} {last}"
+        step = 1 if last >= first else -1
+        return " ".join(str(y) for y in range(first, last + step, step))
+
+    return years_in(YEAR_RANGE.sub(written_out, text))
+
+
+def opens_with(text: str, openers: list[str]) -> bool:
+    first = WORD.search(text)
+    return bool(first) and first.group(0).lower() in openers
+
+
+def document_clause(text: str, words: Lexicon) -> Span | None:
+    """The clause holding a document cue ('according to the memo', 'disputed because of ...')."""
+    if find(words.not_documents, text):
+        return None
+    cue = find(words.document_cues, text)
+    if cue is None:
+        return None
+    start = 0
+    for brk in CLAUSE_BREAK.finditer(text):
+        if brk.end() <= cue.start:
+            start = brk.end()
+        elif brk.start() >= cue.end:
+            return Span(start=start, end=brk.start(), text=text[start : brk.start()])
+    end = len(text.rstrip().rstrip("?"))
+    return Span(start=start, end=end, text=text[start:end])
+
+
+def subject_of(text: str) -> Span | None:
+    match = ASKED.search(text)
+    if not match:
+        return None
+    subject = match.group("subject").rstrip()
+    return Span(start=match.start("subject"), end=match.start("subject") + len(subject), text=subject)
+
+
+def entity_of(text: str, words: Lexicon) -> str | None:
+    """The kind of thing asked for: 'which carrier' -> carrier, who -> person (what a count counts is `counted`)."""
+    if opens_with(text, words.person_openers):
+        return "person"
+    match = WHICH.search(text)
+    if not match:
+        return None
+    noun = match.group(1).lower()
+    if noun in words.stopwords or noun in ("year", "years"):
+        return None
+    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+
+
+def counted_of(text: str) -> Span | None:
+    match = HOW_MANY.search(text)
+    return span_of(match) if match else None
+
+
+def shape_of(text: str, operation: Operation, asks_year: bool, several: bool, words: Lexicon) -> str:
+    if asks_year:
+        return "year"
+    if several or operation is Operation.list:
+        return "list"
+    if operation is Operation.yes_no:
+        return "yes_no"
+    if operation in (Operation.reason, Operation.definition):
+        return "text"
+    if operation is not Operation.lookup and operation is not Operation.extreme:
+        return "number"
+    if re.match(r"\s*(?:when|what date|what time|on what day)\b", text, re.I):
+        return "date"
+    if re.match(r"\s*how (?:much|many|long|far|old)\b", text, re.I):
+        return "number"
+    if opens_with(text, [*words.person_openers, "which", "where"]):
+        return "entity"
+    return "text"

@@ -1,0 +1,81 @@
+"""The question frame: read once, deterministic, every field traceable to a span of the question."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lakeplanner.contract.models import Contract, SourceKind, SourceSpec
+from lakeplanner.question import Operation, packs_for, read_question
+
+GOLDEN = yaml.safe_load((Path(__file__).parent / "data" / "frames" / "golden.yaml").read_text())
+
+
+def observed(frame) -> dict:
+    return {
+        "operation": frame.operation.value,
+        "direction": frame.direction,
+        "superlative": frame.superlative,
+        "years": frame.years,
+        "year_order": list(frame.year_order) if frame.year_order else None,
+        "asks_year": frame.asks_year,
+        "several": frame.several,
+        "reason": frame.reason is not None,
+        "document": frame.document is not None or frame.names_document is not None,
+        "entity": frame.entity,
+        "counted": frame.counted_noun,
+        "shape": frame.shape,
+        "percent": frame.percent,
+    }
+
+
+def test_the_golden_set_covers_both_lakes_and_both_benchmarks():
+    assert len(GOLDEN) >= 150
+    assert {e["lake"] for e in GOLDEN} == {"sales", "logistics", "tatqa", "hotpotqa"}
+
+
+@pytest.mark.parametrize("case", GOLDEN, ids=[f"{i:03d}-{c['lake']}" for i, c in enumerate(GOLDEN)])
+def test_golden_frames(case):
+    """Expected frames written by hand from the field definitions, not from the reader's output."""
+    packs = ("report_grid",) if case["lake"] == "tatqa" else ()
+    expected = {k: v for k, v in case.items() if k not in ("lake", "question")}
+    assert observed(read_question(case["question"], packs)) == expected
+
+
+def test_every_span_is_the_text_it_points_at():
+    question = "By how much did the total weight of lost shipments change from 2023 to 2024, according to the memo?"
+    frame = read_question(question)
+    spans = [frame.operation_span, frame.document, frame.subject, *(p.span for p in frame.periods)]
+    assert all(question[s.start : s.end] == s.text for s in spans if s is not None)
+    assert frame.operation is Operation.change and frame.year_order == (2023, 2024)
+
+
+def test_report_grid_wording_is_read_only_when_the_pack_is_on():
+    question = "What were the sales in 2019 and 2018 respectively?"
+    assert not read_question(question).several
+    on = read_question(question, ("report_grid",))
+    assert on.several and on.listed_years == (2019, 2018)
+    share = "What is the percentage constitution of rent in total costs in 2019?"
+    assert read_question(share, ("report_grid",)).operation is Operation.share
+    assert read_question(share).operation is not Operation.share
+
+
+def test_a_lake_with_a_report_grid_switches_its_pack_on():
+    grid = SourceSpec(name="financials", kind=SourceKind.table, format="report", files=["f.report.csv"])
+    plain = SourceSpec(name="shipments", kind=SourceKind.table, format="csv", files=["s.csv"])
+    assert packs_for(Contract(sources=[grid, plain])) == ("report_grid",)
+    assert packs_for(Contract(sources=[plain])) == () and packs_for(None) == ()
+
+
+def test_labels_thresholds_and_ranges():
+    assert read_question("What was the weighted-average interest rate in 2019?").operation is Operation.lookup
+    assert read_question("How many years did sales exceed more than 200?").direction is None  # 'more than'
+    assert read_question("What is the average revenue for 2017-2019?").listed_years == (2017, 2018, 2019)
+    assert read_question("Which three carriers handled the most shipments?").superlative
+    assert read_question("What are the top 5 carriers by weight?").limit == 5
+    assert read_question("Why did revenue decline in 2019?").operation is Operation.reason
+
+
+def test_an_unknown_pack_is_a_clear_error():
+    with pytest.raises(ValueError, match="no question pack 'nope'"):
+        read_question("What is X?", ("nope",))
