@@ -203,3 +203,22 @@ def test_a_row_the_question_names_but_the_step_lost_is_found():
     assert lost == {"financials.line_item": ["Total cost of revenue"]}  # not the broader section
     assert lost_values(held, "total cost of revenue in 2018 and 2019", asked) == {}
     assert lost_values(held, "the value of Services in 2019", "What was Services worth in 2019?") == {}
+
+
+def test_a_date_string_against_a_zoned_timestamp_is_filtered_by_duckdb_not_pushed_down(tmp_path):
+    """pyiceberg cannot bind '2024-01-01' to a timestamp-with-zone column; that part of the filter is
+    left to DuckDB instead of failing the scan."""
+    from lakeplanner import Lake
+
+    source = tmp_path / "src"
+    source.mkdir()
+    rows = ["id,sent_at,status"] + [
+        f"S{i},2024-0{1 + i % 3}-0{1 + i % 7}T08:15:00+01:00,{'late' if i % 2 else 'ok'}" for i in range(9)
+    ]
+    rows += ["S9,2023-12-31T23:30:00Z,late"]
+    (source / "shipments.csv").write_text("\n".join(rows) + "\n")
+    lake = Lake.create(tmp_path / "lake")
+    lake.ingest(source)
+    counted = lake.sql("SELECT count(*) AS n FROM shipments WHERE sent_at >= '2024-01-01' AND status = 'late'")
+    assert counted.column("n").to_pylist() == [4]
+    lake.close()

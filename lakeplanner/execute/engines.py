@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import duckdb
 import pyarrow as pa
 from pyiceberg import expressions as ice
+from pyiceberg.expressions.visitors import bind
 from sqlglot import exp
 from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.qualify import qualify
@@ -134,6 +135,30 @@ def pushdown(statement: exp.Select) -> dict[str, tuple[str, set[str], ice.Boolea
     return plan
 
 
+def bindable(row_filter: ice.BooleanExpression, schema) -> ice.BooleanExpression:
+    """The parts of a pushed-down filter the table's schema can bind. A literal Iceberg cannot convert
+    (a date string against a timestamp-with-zone column) is left to DuckDB, which runs the whole WHERE."""
+    parts = list(conjuncts(row_filter))
+    kept = [p for p in parts if binds(p, schema)]
+    return ice.And(*kept) if len(kept) > 1 else (kept[0] if kept else ice.AlwaysTrue())
+
+
+def conjuncts(expression: ice.BooleanExpression):
+    if isinstance(expression, ice.And):
+        yield from conjuncts(expression.left)
+        yield from conjuncts(expression.right)
+    elif not isinstance(expression, ice.AlwaysTrue):
+        yield expression
+
+
+def binds(expression: ice.BooleanExpression, schema) -> bool:
+    try:
+        bind(schema, expression, case_sensitive=True)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
 def projected_bytes(scan, table, columns: set[str]) -> tuple[int, int]:
     """(bytes of the projected columns in the planned files, bytes of every column of every file)."""
     ids = {f.field_id for f in table.schema().fields if f.name in columns}
@@ -172,6 +197,7 @@ class DuckDBEngine:
                 )
                 snapshots[name] = snapshot_id
                 needed = columns or {table.schema().fields[0].name}  # count(*) still reads one column
+                row_filter = bindable(row_filter, table.schema())
                 scan = table.scan(row_filter=row_filter, selected_fields=tuple(sorted(needed)), snapshot_id=snapshot_id)
                 read, full = projected_bytes(scan, table, needed)
                 scanned, total = scanned + read, total + full
