@@ -63,6 +63,7 @@ class SourceSpec(_Model):
     parent: str | None = Field(None, description="source whose nested array this source was")
     json_paths: list[str] = []
     text_fields: list[str] = Field([], description="free-text columns also indexed as documents")
+    label: str | None = Field(None, description="the column that names a row in words (a name or title)")
 
 
 class IdentityKey(_Model):

@@ -9,6 +9,7 @@ from functools import partial
 from typing import Protocol
 
 from lakeplanner.execute.engine import Executor
+from lakeplanner.execute.labels import labelled
 from lakeplanner.execute.results import Answer, NodeResult
 from lakeplanner.execute.synthesize import abstain, synthesize
 from lakeplanner.ingest.segments import mentioned
@@ -141,6 +142,7 @@ def ask(
                         frame=frame,
                     )
                     emit(lineage, synthesis)
+                    answer = labelled(answer, results, lake.contract, lake.sql)
                     span.set_attributes(
                         {
                             "lakeplanner.answer.value": answer.value or "",

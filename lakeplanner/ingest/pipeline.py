@@ -19,6 +19,7 @@ from lakeplanner.config import IngestConfig
 from lakeplanner.contract.citations import Citation, citation_links, collection_citations, key_automaton
 from lakeplanner.contract.discover import DiscoveredSource, companion_links, detect_companions, discover_sources
 from lakeplanner.contract.keys import KeyedTable, foreign_keys, hierarchy, identity_keys, without_rejected
+from lakeplanner.contract.labels import label_column
 from lakeplanner.contract.links import DocumentIndex, cross_links, linked_rows, row_key
 from lakeplanner.contract.models import (
     Contract,
@@ -98,6 +99,7 @@ class PreparedTable:
     files: tuple[str, ...]
     format: str
     corpus: bool
+    label: str | None = None
 
     @property
     def name(self) -> str:
@@ -182,6 +184,7 @@ def prepare_table(data: TableData, source: DiscoveredSource, config: IngestConfi
         source.files,
         source.format,
         source.corpus,
+        label_column(data.table, keys),
     )
 
 
@@ -542,6 +545,7 @@ class Ingestor:
                     parent=t.data.parent,
                     json_paths=t.data.json_paths,
                     text_fields=text_fields,
+                    label=t.label,
                 )
             )
             fields += t.fields

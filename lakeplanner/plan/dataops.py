@@ -586,9 +586,9 @@ def restore_document_start(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[s
 
 
 def label_column(table: str, schema: LakeSchema) -> str | None:
-    """The column that names a row of `table` in words (name, customer_name, title): what a document
-    calls the row by."""
-    return next((c for c in schema.tables.get(table, {}) if c in ("name", "title") or c.endswith("_name")), None)
+    """The column that names a row of `table` in words (the contract's label): what a document calls
+    the row by."""
+    return schema.labels.get(table)
 
 
 def relabel(nodes: tuple[PlanNode, ...]) -> tuple[PlanNode, ...]:

@@ -84,6 +84,7 @@ class LakeSchema:
     identifiers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # table -> its key columns, in order
     collection_names: dict[str, set[str]] = field(default_factory=dict)  # collection -> its name and file stems
     citations: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (table, collection) -> keys cited
+    labels: dict[str, str] = field(default_factory=dict)  # table -> the column that names its rows
 
     @classmethod
     def from_contract(cls, contract: Contract) -> LakeSchema:
@@ -109,7 +110,8 @@ class LakeSchema:
             for s in contract.sources
             if s.kind is SourceKind.documents
         }
-        return cls(tables, collections, linked, joins, document_links, identifiers, collection_names, citations)
+        labels = {s.name: s.label for s in contract.sources if s.kind is SourceKind.table and s.label}
+        return cls(tables, collections, linked, joins, document_links, identifiers, collection_names, citations, labels)
 
     def columns(self, source: str) -> dict[str, FieldType]:
         if source in self.tables:
