@@ -616,3 +616,15 @@ def test_an_adjective_qualifying_the_asked_attribute_is_no_missing_concept(sampl
     assert [t for t in terms if is_concept(t)] == ["phone", "amount", "rental", "metric", "receivable"]
     asked = "What is the nominal difference of the totals of the unpaid invoices?"
     assert uncovered_terms(asked, lake.contract, [ROWS]) == []
+
+
+def test_a_row_the_question_names_does_not_cover_the_attribute_it_asks(sample_lake):
+    """The lake holds the customer, not their revenue target: the name found in the rows is no cover."""
+    from lakeplanner.execute.synthesize import uncovered_terms
+
+    lake, _ = sample_lake
+    row = NodeResult(
+        label="$var_1", tool="sql", source="customers", question="q", rows=[{"name": "Nordlicht Energie AG"}]
+    )
+    asked = "What is Nordlicht Energie's revenue target?"
+    assert uncovered_terms(asked, lake.contract, [row], lambda terms: set()) == ["revenue", "target"]

@@ -311,7 +311,7 @@ def uncovered_terms(
     unresolved = [
         t
         for t in sufficiency(question, contract).unresolved
-        if is_concept(t) and t.lower() in phrase and t.lower() not in ANSWER_SHAPES
+        if is_concept(t) and t.lower() in phrase and t.lower() not in ANSWER_SHAPES and not is_name(t, question)
     ]
     if not unresolved:
         return []
@@ -326,6 +326,12 @@ def uncovered_terms(
         return []
     found = mentions([t.lower().rstrip("s") for t in missing]) if mentions else set()
     return [] if found else missing  # None: the lake is too large to scan, the retrieved results decide
+
+
+def is_name(term: str, question: str) -> bool:
+    """A capitalised word inside the question ("Sanne" in "What is Sanne Mulder's salary?") names a
+    row, not the attribute asked: that the lake holds the row says nothing about the attribute."""
+    return term[:1].isupper() and not question.lstrip().startswith(term)
 
 
 def is_concept(term: str) -> bool:
