@@ -222,3 +222,28 @@ def test_a_date_string_against_a_zoned_timestamp_is_filtered_by_duckdb_not_pushe
     counted = lake.sql("SELECT count(*) AS n FROM shipments WHERE sent_at >= '2024-01-01' AND status = 'late'")
     assert counted.column("n").to_pylist() == [4]
     lake.close()
+
+
+def test_the_per_year_example_uses_the_lakes_own_period_column():
+    from lakeplanner.contract.models import Contract, FieldEntry, FieldType
+    from lakeplanner.execute.sql import period_example
+
+    def field(source, column, ftype, examples):
+        return FieldEntry(
+            id=f"{source}.{column}", source=source, path=column, column=column, type=ftype,
+            null_rate=0.0, cardinality=3, examples=examples,
+        )  # fmt: skip
+
+    contract = Contract(
+        fields=[
+            field("invoices", "total", FieldType.number, ["10.5"]),
+            field("invoices", "issued_on", FieldType.date, ["2024-03-01", "2025-01-02"]),
+            field("report", "year", FieldType.integer, ["2019", "2018"]),
+            field("carriers", "code", FieldType.string, ["NRTH"]),
+        ]
+    )
+    assert period_example(contract, ["invoices"]) == (
+        "`SELECT YEAR(issued_on) AS year, ... WHERE YEAR(issued_on) IN (2024, 2025) GROUP BY year`"
+    )
+    assert period_example(contract, ["report"]) == "`WHERE year IN (2018, 2019)`"
+    assert "year" not in period_example(contract, ["carriers"])

@@ -46,9 +46,9 @@ mentions $var_N.column, those are values computed earlier: write them literally,
 `WHERE customer_id IN ($var_1.customer_id)`; never invent their values. Return the columns that \
 answer the sub-question (and the listed `returns` columns). Text comparisons are case-sensitive: use \
 ILIKE for names. For a change or difference between years or items, or the values of several years, \
-select the rows of each with the year or item and the value (`WHERE year IN (2018, 2019)`); the arithmetic \
+select the rows of each with the year or item and the value ({period_example}); the arithmetic \
 is done later. Reply with JSON \
-{"sql": "..."}."""
+{{"sql": "..."}}."""
 
 
 MAX_CATEGORY_VALUES, SHOWN_CATEGORY_VALUES, MAX_CATEGORY_TABLE_ROWS = 60, 30, 100_000
@@ -84,6 +84,21 @@ def schema_block(contract: Contract, tables: Sequence[str]) -> str:
     if joins:
         lines.append("Joins: " + "; ".join(joins))
     return "\n".join(lines)
+
+
+def period_example(contract: Contract, tables: Sequence[str]) -> str:
+    """How to select per-year values, written with the tables' own period column: a date or timestamp
+    column (its year), else an integer column of years; the years are two its examples hold."""
+    for table in tables:
+        for f in contract.fields_of(table):
+            years = sorted({y for e in f.examples for y in years_in(e)})
+            years = years[-2:] if len(years) >= 2 else [years[0] - 1, years[0]] if years else [2023, 2024]
+            held = ", ".join(map(str, years))
+            if f.column and f.type in (FieldType.date, FieldType.timestamp):
+                return f"`SELECT YEAR({f.column}) AS year, ... WHERE YEAR({f.column}) IN ({held}) GROUP BY year`"
+            if f.column and f.type is FieldType.integer and f.examples and all(years_in(e) for e in f.examples):
+                return f"`WHERE {f.column} IN ({held})`"
+    return "`SELECT item, value ... WHERE item IN ('A', 'B')`"
 
 
 def examples_chars(contract: Contract, tables: Sequence[str]) -> int:
@@ -338,7 +353,8 @@ def sql_messages(
     catalog = schema_block(contract, tables)
     if categories:
         catalog += "\nValues:\n" + values_block(categories)
-    messages = [system(SQL_INSTRUCTIONS + "\n\nTables:\n" + catalog), user(ask)]
+    instructions = SQL_INSTRUCTIONS.format(period_example=period_example(contract, tables))
+    messages = [system(instructions + "\n\nTables:\n" + catalog), user(ask)]
     if feedback:
         messages.append(user(f"The previous statement failed: {feedback}\nWrite a corrected statement."))
     return messages
