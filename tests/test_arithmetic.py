@@ -173,3 +173,10 @@ def test_an_infinite_or_missing_figure_is_no_operand():
         )
         is None
     )
+
+
+def test_a_year_aliased_by_its_column_orders_the_values():
+    """`YEAR(dispatched_at) AS dispatch_year`: any year-named column holds the period, not a figure."""
+    rows = [{"dispatch_year": 2024, "n": 115}, {"dispatch_year": 2023, "n": 85}]
+    question = framed("By how much did the number of shipments change from 2023 to 2024?")
+    assert year_arithmetic(question, [result("shipments per year", rows)]) == "115 - 85"

@@ -29,7 +29,7 @@ from lakeplanner.execute.results import NodeResult
 from lakeplanner.question import Operation, QuestionFrame, read_question
 from lakeplanner.question.read import years_in
 
-YEAR_COLUMNS = ("year", "fiscal_year", "period")
+YEAR_COLUMN = re.compile(r"^(?:period|yr|year)$|(?:^|_)year$|^year_", re.I)  # year, fiscal_year, dispatch_year
 DERIVATIONS: tuple[tuple[str, Callable[[float, float], float]], ...] = (
     ("{a} - {b}", lambda a, b: a - b),
     ("{a} + {b}", lambda a, b: a + b),
@@ -56,7 +56,7 @@ def is_number(value: object) -> bool:
 
 
 def year_of(row: dict) -> int | None:
-    for column in YEAR_COLUMNS:
+    for column in (c for c in row if is_year_column(c)):
         value = row.get(column)
         if is_number(value) and 1900 <= value <= 2100:
             return int(value)
@@ -224,7 +224,11 @@ def asks_unnamed_change(frame: QuestionFrame) -> bool:
 
 
 def numbers_of(row: dict) -> list[float]:
-    return [float(v) for k, v in row.items() if is_number(v) and k not in YEAR_COLUMNS]
+    return [float(v) for k, v in row.items() if is_number(v) and not is_year_column(k)]
+
+
+def is_year_column(name: str) -> bool:
+    return bool(YEAR_COLUMN.search(name))
 
 
 def label_position(question: str, row: dict, other: dict) -> int | None:

@@ -20,7 +20,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from lakeplanner.contract.models import Contract, FieldType
 from lakeplanner.errors import EngineError, LakeplannerError
-from lakeplanner.execute.arithmetic import YEAR_COLUMNS, compares
+from lakeplanner.execute.arithmetic import compares, is_year_column
 from lakeplanner.execute.compare import content_words
 from lakeplanner.execute.results import SqlRun
 from lakeplanner.llm.base import Message, system, user
@@ -275,7 +275,7 @@ def group_compared_values(
 
 
 def names_years(condition: exp.In) -> bool:
-    return condition.this.name in YEAR_COLUMNS or all(len(years_in(str(e.this))) == 1 for e in condition.expressions)
+    return is_year_column(condition.this.name) or all(len(years_in(str(e.this))) == 1 for e in condition.expressions)
 
 
 def computes_arithmetic(statement: exp.Select) -> bool:
@@ -313,7 +313,7 @@ def year_values_statement(
         return None
     table = read.pop()
     columns = tables.get(table, {})
-    year = next((c for c in YEAR_COLUMNS if c in columns), None)
+    year = next((c for c in columns if is_year_column(c)), None)
     numeric = {c.name for c in statement.find_all(exp.Column) if columns.get(c.name) in NUMERIC and c.name != year}
     if not numeric:
         numeric = {c for c, t in columns.items() if t in NUMERIC and c != year and not c.startswith("_lp_")}
