@@ -750,3 +750,17 @@ def test_graph_node_from_a_search_reads_the_rows_its_documents_cite(sample_lake)
     cited = search.rows[0]["linked_keys"]
     assert len(cited) == 5 and all(key.startswith("INV-") for key in cited)
     assert sorted(r["invoice_id"] for r in invoices.rows) == sorted(cited)
+
+
+def test_the_fallback_search_reads_the_collection_that_best_answers_the_question(sample_lake):
+    """With several collections, nothing retrieved falls back to the one whose best passage the
+    cross-encoder scores highest: a contract clause is searched in the contracts."""
+    from lakeplanner.execute.ask import best_collection, fallback_search
+
+    lake, _ = sample_lake
+    question = "How many days' notice does termination for convenience require?"
+    collections = ["documents", "documents_contracts", "documents_invoices"]
+    assert best_collection(lake, question, collections) == "documents_contracts"
+    plan = Plan(question=question, nodes=(node("$var_1", "sql", "customers", "notice period"),))
+    [search] = fallback_search(lake, plan).nodes
+    assert (search.label, search.tool, search.source) == ("$var_2", "vector", "documents_contracts")

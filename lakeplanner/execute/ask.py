@@ -11,11 +11,13 @@ from typing import Protocol
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.labels import labelled
 from lakeplanner.execute.results import Answer, NodeResult
+from lakeplanner.execute.services import relevance
 from lakeplanner.execute.synthesize import abstain, synthesize
 from lakeplanner.ingest.segments import mentioned
 from lakeplanner.lineage.runs import RunRecord, save_run
 from lakeplanner.lineage.steps import Recorder, RecordingLLM, data_chars
 from lakeplanner.lineage.tracing import Lineage
+from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import DEFAULT_CONTEXT, Context
 from lakeplanner.plan.dataops import one_search
 from lakeplanner.plan.model import Plan
@@ -73,10 +75,27 @@ def nothing_retrieved(results: list[NodeResult]) -> bool:
 
 def fallback_search(lake, plan: Plan) -> Plan | None:
     """When the plan ran but retrieved nothing (a text question routed to SQL, SQL the model could
-    not write), one search of the lake's only collection with the question, under a fresh label."""
+    not write), one search with the question, under a fresh label, of the collection whose best
+    passage the cross-encoder scores highest for it (a policy question finds the policies)."""
     if any(n.tool == "vector" and n.question == plan.question for n in plan.nodes):
         return None
-    return one_search(plan, LakeSchema.from_contract(lake.contract), label=f"$var_{len(plan.nodes) + 1}")
+    schema = LakeSchema.from_contract(lake.contract)
+    collection = best_collection(lake, plan.question, sorted(schema.collections))
+    return one_search(plan, schema, label=f"$var_{len(plan.nodes) + 1}", collection=collection)
+
+
+def best_collection(lake, question: str, collections: list[str], per_collection: int = 3) -> str | None:
+    if len(collections) <= 1:
+        return collections[0] if collections else None
+    vector = default_embedder().embed_query(question)
+    scored = []
+    for collection in collections:
+        hits = lake.vectors.hybrid_search(collection, question, vector, limit=per_collection, filter="")
+        scored += [(collection, h.chunk.text[:2000]) for h in hits]
+    if not scored:
+        return None
+    scores = relevance(question, [text for _, text in scored])
+    return scored[max(range(len(scored)), key=scores.__getitem__)][0]
 
 
 def ask(

@@ -403,12 +403,13 @@ class Fixer:
         return plan
 
 
-def one_search(plan: Plan, schema: LakeSchema, label: str = "$var_1") -> Plan | None:
-    """The plan's question as one search of the lake's only collection, or None when there is not
-    exactly one. The evidence iteration and the grounding check still guard what it finds."""
-    if len(schema.collections) != 1 or not plan.question:
+def one_search(plan: Plan, schema: LakeSchema, label: str = "$var_1", collection: str | None = None) -> Plan | None:
+    """The plan's question as one search of `collection`, else of the lake's only collection; None
+    when neither is given. The evidence iteration and the grounding check still guard what it finds."""
+    if collection is None and len(schema.collections) == 1:
+        [collection] = schema.collections
+    if collection is None or not plan.question:
         return None
-    [collection] = schema.collections
     search = PlanNode(
         question=plan.question,
         tool=Tool.vector.value,
