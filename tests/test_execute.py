@@ -262,10 +262,11 @@ def test_milvus_down_gives_advice_and_keeps_partial_results(sample_lake, monkeyp
     def down(*args, **kwargs):
         raise EngineError("Milvus hybrid search failed: connection refused", hint="is Milvus running?")
 
-    monkeypatch.setattr(services, "search_and_rerank", down)
     lake, _ = sample_lake
+    monkeypatch.setattr(services, "search_and_rerank", down)
+    monkeypatch.setattr(lake.vectors, "hybrid_search", down)
     answer = lake.ask(TWO_HOP, llm=two_hop_llm(), settings=SERIAL, use_cache=False)
-    first, second = answer.nodes
+    first, second = answer.nodes  # no fallback search: the store it would read is down
     assert first.ok and first.rows == [{"contract_document_id": "CTR-C001"}]  # kept
     assert not second.ok and "connection refused" in second.error
     assert any("retry later" in a for a in answer.advice)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Protocol
 
+from lakeplanner.errors import LakeplannerError
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.labels import labelled
 from lakeplanner.execute.results import Answer, NodeResult
@@ -90,7 +91,10 @@ def best_collection(lake, question: str, collections: list[str], per_collection:
     vector = default_embedder().embed_query(question)
     scored = []
     for collection in collections:
-        hits = lake.vectors.hybrid_search(collection, question, vector, limit=per_collection, filter="")
+        try:
+            hits = lake.vectors.hybrid_search(collection, question, vector, limit=per_collection, filter="")
+        except LakeplannerError:  # the vector store is down: there is nothing to fall back to
+            return None
         scored += [(collection, h.chunk.text[:2000]) for h in hits]
     if not scored:
         return None
