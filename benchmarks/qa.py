@@ -5,6 +5,7 @@ planner, all on the same local model and the same stores.
     python benchmarks/qa.py --dataset tatqa --method react --n 100         # its first 100
     python benchmarks/qa.py --dataset hotpotqa --method rag --n 100
     python benchmarks/qa.py --dataset tatqa --method rag --n all           # every dev question
+    python benchmarks/qa.py --dataset tatqa-holdout --method lakeplanner --n 100  # 100 outside the 300, run once
     python benchmarks/qa.py --report                                       # qa.md and qa.json from the runs
 
 Each TAT-QA context (its report table as `financials.report.csv`, its paragraphs as markdown) and
@@ -31,7 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.qabench.answers import judge
-from benchmarks.qabench.data import lake_for, load, write_sample
+from benchmarks.qabench.data import lake_for, load, write_holdout, write_sample
 from benchmarks.qabench.methods import METHODS, timed
 from benchmarks.qabench.report import write_report
 from lakeplanner.llm.base import get_llm
@@ -151,16 +152,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], epilog=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--dataset", choices=["tatqa", "hotpotqa"])
+    parser.add_argument("--dataset", choices=["tatqa", "tatqa-holdout", "hotpotqa"])
     parser.add_argument("--method", choices=sorted(METHODS))
     parser.add_argument("--n", type=parse_n, default=100, help="questions to ask: a number or 'all' (default 100)")
     parser.add_argument("--shard", type=parse_shard, default=(0, 1), help="I/K: run the I-th of K parts")
     parser.add_argument("--model", default="default", help="local model: default (1.5B) or small (0.5B)")
     parser.add_argument("--report", action="store_true", help="write results/qa.md and qa.json from the runs")
     parser.add_argument("--make-sample", action="store_true", help="rewrite data/tatqa/sample300.json")
+    parser.add_argument("--make-holdout", action="store_true", help="write data/tatqa/holdout100.json")
     args = parser.parse_args()
     if args.make_sample:
         write_sample()
+    elif args.make_holdout:
+        write_holdout()
     elif args.report:
         write_report(RUNS, HERE / "results")
     elif args.dataset and args.method:

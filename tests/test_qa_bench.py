@@ -134,3 +134,13 @@ def test_react_that_repeats_a_step_answers_from_what_it_has_seen(sample_lake):
     llm = LLM(FakeBackend([step, step, json.dumps({"answer": ["40"]})]))
     outcome = run_react(lake, "How many customers are there?", llm)
     assert outcome.value == ["40"] and len(outcome.trace) == 2 and outcome.trace[1] == "forced finish: ['40']"
+
+
+def test_the_holdout_sample_is_outside_the_fixed_300_and_reproducible():
+    from benchmarks.qabench.data import HOLDOUT, SAMPLE, make_holdout, tatqa
+
+    questions, _ = tatqa()
+    taken = set(json.loads(SAMPLE.read_text())["ids"])
+    held = json.loads(HOLDOUT.read_text())["ids"]
+    assert len(held) == 100 and not set(held) & taken
+    assert make_holdout(questions, taken) == held

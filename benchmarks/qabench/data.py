@@ -22,6 +22,8 @@ TATQA = DATA / "tatqa" / "tatqa_dataset_dev.json"
 HOTPOT = DATA / "hotpotqa" / "hotpot_dev_distractor_first100.json"
 SAMPLE = DATA / "tatqa" / "sample300.json"
 SAMPLE_SEED, SAMPLE_SIZE, SHARED_SIZE = 20261122, 300, 100
+HOLDOUT = DATA / "tatqa" / "holdout100.json"  # outside the 300: never tuned on, run once to see generalisation
+HOLDOUT_SEED, HOLDOUT_SIZE = 20261125, 100
 
 
 class Question(BaseModel):
@@ -100,12 +102,27 @@ def largest_remainder(counts: dict[tuple, int], size: int) -> dict[tuple, int]:
     return seats
 
 
-def make_sample(questions: list[Question]) -> list[str]:
-    """300 ids stratified by (answer type, answer source); the first 100 are stratified too."""
-    rng = random.Random(SAMPLE_SEED)
+def strata_of(questions: list[Question]) -> dict[tuple, list[str]]:
     strata: dict[tuple, list[str]] = defaultdict(list)
     for q in questions:
         strata[q.answer_type, q.answer_from].append(q.uid)
+    return strata
+
+
+def make_holdout(questions: list[Question], taken: set[str]) -> list[str]:
+    """100 ids outside `taken` (the fixed 300), stratified like it, with their own seed."""
+    rng = random.Random(HOLDOUT_SEED)
+    strata = strata_of([q for q in questions if q.uid not in taken])
+    seats = largest_remainder({k: len(v) for k, v in strata.items()}, HOLDOUT_SIZE)
+    chosen = [uid for key in sorted(strata) for uid in rng.sample(strata[key], seats[key])]
+    rng.shuffle(chosen)
+    return chosen
+
+
+def make_sample(questions: list[Question]) -> list[str]:
+    """300 ids stratified by (answer type, answer source); the first 100 are stratified too."""
+    rng = random.Random(SAMPLE_SEED)
+    strata = strata_of(questions)
     counts = {k: len(v) for k, v in strata.items()}
     big, small = largest_remainder(counts, SAMPLE_SIZE), largest_remainder(counts, SHARED_SIZE)
     first, rest = [], []
@@ -128,8 +145,24 @@ def write_sample() -> None:
     SAMPLE.write_text(json.dumps({**header, "ids": make_sample(questions)}, indent=1) + "\n")
 
 
+def write_holdout() -> None:
+    questions, _ = tatqa()
+    taken = set(json.loads(SAMPLE.read_text())["ids"])
+    header = {
+        "seed": HOLDOUT_SEED,
+        "strata": "answer_type x answer_from over the dev questions outside sample300.json",
+        "use": "run once at the end of a change, never tuned on: the honest figure of how the TAT-QA pack generalises",
+    }
+    HOLDOUT.write_text(json.dumps({**header, "ids": make_holdout(questions, taken)}, indent=1) + "\n")
+
+
 def load(dataset: str, n: int | None) -> tuple[list[Question], dict[str, Context]]:
-    """The questions a run asks, in order: TAT-QA's fixed sample (or all), HotpotQA's first n."""
+    """The questions a run asks, in order: TAT-QA's fixed sample (or all), its holdout, HotpotQA's first n."""
+    if dataset == "tatqa-holdout":
+        questions, contexts = tatqa()
+        by_id = {q.uid: q for q in questions}
+        chosen = [by_id[uid] for uid in json.loads(HOLDOUT.read_text())["ids"]]
+        return (chosen if n is None else chosen[:n]), contexts
     questions, contexts = tatqa() if dataset == "tatqa" else hotpotqa()
     if dataset == "tatqa" and (n is None or n <= SAMPLE_SIZE):
         by_id = {q.uid: q for q in questions}
