@@ -84,5 +84,34 @@ def test_persisted_and_invalidated_when_the_schema_changes(cache, tmp_path):
 def test_lru_bound(cache):
     small = PlanCache(None, cache.signature, cache.known, cache.vocabulary, capacity=2)
     for question in ("How many customers?", "How many invoices?", "How many products?"):
-        small.put(question, total_plan("INV-1010"))
+        small.put(question, total_plan("INV-9999"))  # an id the lake does not hold: no value to guard
     assert small.get("How many customers?") is None and small.get("How many products?") is not None
+
+
+def test_document_ids_are_slots(cache):
+    template, slots = extract_slots("What does memo-collections-2024Q3 say about payment plans?", cache.known)
+    assert template == "what does <documents.document_id> say about payment plans"
+    assert [s.value for s in slots] == ["memo-collections-2024Q3"]
+
+
+def test_a_plan_naming_a_value_the_question_does_not_is_never_served(cache):
+    """The cached question named a category ('Enterprise') its reworded twin does not: serving its plan
+    would answer the first question."""
+    asked = "How many customers are in the Enterprise segment?"
+    plan = Plan(
+        question=asked,
+        nodes=(
+            PlanNode(
+                question="count of customers in the Enterprise segment",
+                tool="sql",
+                label="$var_1",
+                source="customers",
+                sql="SELECT count(*) FROM customers WHERE segment = 'Enterprise'",
+                should_expose_answer=True,
+                answer_description="count",
+            ),
+        ),
+    )
+    cache.put(asked, plan)
+    assert cache.get("How many customers are in the SMB segment?").plan.nodes[0].sql.endswith("'SMB'")
+    assert cache.foreign_values(plan, "How many customers are there?") == ["Enterprise", "Enterprise"]

@@ -22,7 +22,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 from sqlglot import exp
 
+from lakeplanner.contract.models import SourceKind
+from lakeplanner.ingest.segments import stored_documents
 from lakeplanner.plan.model import Plan
+from lakeplanner.question import read_question
 
 _NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
@@ -206,15 +209,24 @@ def canonical(template: str) -> str:
     return " ".join(words) + " | " + " ".join(slots)
 
 
-def intent(template: str, vocabulary: dict[str, frozenset[str]]) -> tuple[frozenset[str], frozenset[str]]:
-    """Aggregates asked for, and the schema items (tables, columns) mentioned: what a paraphrase keeps.
+def intent(
+    question: str, template: str, vocabulary: dict[str, frozenset[str]]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """What a paraphrase keeps: what the question's frame says is asked (the operation, a ranking or
+    comparison direction, the answer's shape: a number, a year, a list...) and the schema items
+    (tables, columns) mentioned.
 
     `vocabulary` maps a table or column name to the words that name it; an item is mentioned when all
     of its words occur (plural or singular)."""
+    frame = read_question(question)
+    asked = {f"op:{frame.operation.value}", f"shape:{frame.shape}"}
+    if frame.direction and frame.superlative:
+        asked.add(f"rank:{frame.direction}")
+    elif frame.direction:
+        asked.add(f"compare:{frame.direction}")
     raw = set(_WORDS.findall(template))
     words = raw | {stem(w) for w in raw}
-    aggregates = frozenset(AGGREGATE_OF[w] for w in raw if w in AGGREGATE_OF)
-    return aggregates, frozenset(item for item, needed in vocabulary.items() if needed and needed <= words)
+    return frozenset(asked), frozenset(item for item, needed in vocabulary.items() if needed and needed <= words)
 
 
 # ---------------------------------------------------------------- plan parameterisation
@@ -258,7 +270,7 @@ class CacheEntry(BaseModel):
     plan_template: str
     signature: str
     context: str
-    aggregates: list[str]
+    aggregates: list[str]  # what the question's frame says is asked (intent)
     terms: list[str]
     vector: list[float] = []
 
@@ -315,7 +327,7 @@ class PlanCache:
 
     def put(self, question: str, plan: Plan, context: Context = DEFAULT_CONTEXT) -> None:
         template, slots = extract_slots(question, self.known)
-        aggregates, terms = intent(template, self.vocabulary)
+        aggregates, terms = intent(question, template, self.vocabulary)
         vector = self.embed(template).tolist() if self.embed else []
         entry = CacheEntry(
             question=normalise(question),
@@ -339,16 +351,25 @@ class PlanCache:
         template, slots = extract_slots(question, self.known)
         key = self.key(canonical(template), context.key())
         entry = self.entries.get(key)
+        hit = None
         if entry is not None and entry.slot_kinds == [s.kind for s in slots]:
             self.entries.move_to_end(key)
             kind = "exact" if entry.question == normalise(question) else "template"
-            return CacheHit(plan=instantiate(entry.plan_template, slots), kind=kind, source_question=entry.question)
-        return self.semantic(template, slots, context)
+            hit = CacheHit(plan=instantiate(entry.plan_template, slots), kind=kind, source_question=entry.question)
+        hit = hit or self.semantic(question, template, slots, context)
+        return hit if hit is not None and not self.foreign_values(hit.plan, question) else None
 
-    def semantic(self, template: str, slots: list[Slot], context: Context) -> CacheHit | None:
+    def foreign_values(self, plan: Plan, question: str) -> list[str]:
+        """Lake values the plan names literally that the question does not (a document id, a category
+        the cached question searched for): such a plan answers the other question."""
+        asked = question.casefold()
+        written = " ".join(t for n in plan.nodes for t in (n.question, n.sql, n.filter) if t)
+        return [written[a:b] for a, b, _ in self.known.find(written) if written[a:b].casefold() not in asked]
+
+    def semantic(self, question: str, template: str, slots: list[Slot], context: Context) -> CacheHit | None:
         if self.embed is None:
             return None
-        aggregates, terms = intent(template, self.vocabulary)
+        aggregates, terms = intent(question, template, self.vocabulary)
         candidates = [
             e
             for e in self.entries.values()
@@ -375,7 +396,8 @@ MAX_CATEGORY = 200
 
 
 def known_values(lake) -> KnownValues:
-    """Ids and categories the lake's tables hold (id-like columns, and columns with few values)."""
+    """Ids and categories the lake's tables hold (id-like columns, and columns with few values), and
+    the ids of its documents: each is a slot of a question's template."""
     columns = []
     contract = lake.contract
     for source in contract.sources:
@@ -392,6 +414,9 @@ def known_values(lake) -> KnownValues:
         if wanted:
             arrow = lake.table(source.table).scan(selected_fields=tuple(wanted)).to_arrow()
             columns += [(source.name, c, set(arrow.column(c).drop_null().to_pylist())) for c in wanted]
+    collections = [s.name for s in contract.sources if s.kind is SourceKind.documents]
+    for collection, documents in stored_documents(lake.catalog, collections).items():
+        columns.append((collection, "document_id", {doc_id for doc_id, _ in documents}))
     return KnownValues.from_columns(columns)
 
 
