@@ -79,3 +79,10 @@ def test_labels_thresholds_and_ranges():
 def test_an_unknown_pack_is_a_clear_error():
     with pytest.raises(ValueError, match="no question pack 'nope'"):
         read_question("What is X?", ("nope",))
+
+
+def test_thresholds_and_negations_are_read():
+    assert read_question("How many invoices were issued before 2024-06-01?").comparison == "lt"
+    assert read_question("How many invoices have a total over 10000?").comparison == "gt"
+    assert read_question("Which invoices are not yet paid?").negated
+    assert read_question("Which invoice was paid?").comparison is None

@@ -25,7 +25,7 @@ from sqlglot import exp
 from lakeplanner.contract.models import SourceKind
 from lakeplanner.ingest.segments import stored_documents
 from lakeplanner.plan.model import Plan
-from lakeplanner.question import read_question
+from lakeplanner.question import Operation, read_question
 
 _NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
@@ -47,6 +47,7 @@ AGGREGATES = {
 }
 AGGREGATE_OF = {word: name for name, words in AGGREGATES.items() for word in words}
 SEMANTIC_THRESHOLD = 0.85
+WORDING_ONLY = frozenset({Operation.lookup, Operation.yes_no, Operation.list})  # a paraphrase may switch them
 
 
 class Context(BaseModel):
@@ -212,18 +213,22 @@ def canonical(template: str) -> str:
 def intent(
     question: str, template: str, vocabulary: dict[str, frozenset[str]]
 ) -> tuple[frozenset[str], frozenset[str]]:
-    """What a paraphrase keeps: what the question's frame says is asked (the operation, a ranking or
-    comparison direction, the answer's shape: a number, a year, a list...) and the schema items
-    (tables, columns) mentioned.
+    """What a paraphrase keeps: what the question's frame says is asked (a computed operation, a
+    ranking or comparison direction, a threshold, a year asked for, a negation) and the schema items
+    (tables, columns) mentioned. How it is worded (a yes/no or a "tell me" question) is not intent.
 
     `vocabulary` maps a table or column name to the words that name it; an item is mentioned when all
     of its words occur (plural or singular)."""
     frame = read_question(question)
-    asked = {f"op:{frame.operation.value}", f"shape:{frame.shape}"}
-    if frame.direction and frame.superlative:
-        asked.add(f"rank:{frame.direction}")
-    elif frame.direction:
-        asked.add(f"compare:{frame.direction}")
+    asked = {f"op:{frame.operation.value}"} if frame.operation not in WORDING_ONLY else set()
+    if frame.direction:
+        asked.add(f"{'rank' if frame.superlative else 'compare'}:{frame.direction}")
+    if frame.comparison:
+        asked.add(f"threshold:{frame.comparison}")
+    if frame.asks_year:
+        asked.add("asks:year")
+    if frame.negated:
+        asked.add("not")
     raw = set(_WORDS.findall(template))
     words = raw | {stem(w) for w in raw}
     return frozenset(asked), frozenset(item for item, needed in vocabulary.items() if needed and needed <= words)

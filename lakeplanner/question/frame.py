@@ -75,6 +75,8 @@ class QuestionFrame(_Frozen):
     direction_span: Span | None = None
     superlative: bool = False  # the direction ranks ("the most", "the earliest"), not compares ("more than")
     limit: int | None = None
+    comparison: Literal["gt", "lt"] | None = None  # a threshold: "after 2024-06-01", "under 10000"
+    negated: bool = False  # "not yet paid", "without a contract"
     periods: tuple[Period, ...] = ()
     listed_years: tuple[int, ...] = ()  # the years named, ranges written out ("2017-2019" is three)
     asks_year: bool = False  # the answer is a year ("in which year ...")

@@ -22,6 +22,8 @@ class Lexicon(BaseModel):
     direction: dict[str, list[str]]
     superlative_only: list[str]
     first_last: dict[str, list[str]]
+    comparison: dict[str, list[str]]
+    negation: list[str]
     reason: list[str]
     prose: list[str]
     document_cues: list[str]

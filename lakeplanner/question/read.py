@@ -63,6 +63,8 @@ def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         direction_span=direction_span,
         superlative=superlative(direction_span, words),
         limit=limit_of(text),
+        comparison=comparison_of(text, words),
+        negated=find(words.negation, text) is not None,
         periods=periods,
         listed_years=tuple(listed_years(text)),
         asks_year=asks_year,
@@ -117,6 +119,12 @@ def direction_of(text: str, words: Lexicon) -> tuple[str | None, Span | None]:
         return None, None
     _, side, span = min(found, key=lambda f: f[0])
     return side, span
+
+
+def comparison_of(text: str, words: Lexicon) -> str | None:
+    """gt or lt, from the first threshold word ("after", "less than")."""
+    found = [(span.start, side) for side in ("gt", "lt") if (span := find(words.comparison[side], text))]
+    return min(found)[1] if found else None
 
 
 def superlative(span: Span | None, words: Lexicon) -> bool:
