@@ -86,3 +86,9 @@ def test_thresholds_and_negations_are_read():
     assert read_question("How many invoices have a total over 10000?").comparison == "gt"
     assert read_question("Which invoices are not yet paid?").negated
     assert read_question("Which invoice was paid?").comparison is None
+
+
+def test_the_question_word_is_read_wherever_it_stands():
+    assert read_question("When was order ORD-50020 placed?").wh == "when"
+    assert read_question("order ORD-50042 was placed by whom?").wh == "who"
+    assert read_question("For which customer was the shipment carried?").wh == "which"

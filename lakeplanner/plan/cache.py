@@ -214,8 +214,9 @@ def intent(
     question: str, template: str, vocabulary: dict[str, frozenset[str]]
 ) -> tuple[frozenset[str], frozenset[str]]:
     """What a paraphrase keeps: what the question's frame says is asked (a computed operation, a
-    ranking or comparison direction, a threshold, a year asked for, a negation) and the schema items
-    (tables, columns) mentioned. How it is worded (a yes/no or a "tell me" question) is not intent.
+    ranking or comparison direction, a threshold, a year asked for, a negation, when / where)
+    and the schema items (tables, columns) mentioned. How it is worded (a yes/no or a "tell me"
+    question) is not intent.
 
     `vocabulary` maps a table or column name to the words that name it; an item is mentioned when all
     of its words occur (plural or singular)."""
@@ -229,6 +230,8 @@ def intent(
         asked.add("asks:year")
     if frame.negated:
         asked.add("not")
+    if frame.wh in ("when", "where"):  # a date, a place: another attribute of the row ('who' is 'which X')
+        asked.add(f"asks:{frame.wh}")
     raw = set(_WORDS.findall(template))
     words = raw | {stem(w) for w in raw}
     return frozenset(asked), frozenset(item for item, needed in vocabulary.items() if needed and needed <= words)

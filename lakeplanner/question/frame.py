@@ -86,6 +86,7 @@ class QuestionFrame(_Frozen):
     document: Span | None = None  # the clause that says a document tells part of it ("according to", "because")
     names_document: Span | None = None  # a kind of document it names ("the driving hours policy")
     subject: Span | None = None  # what is asked ("the total weight of lost shipments")
+    wh: str | None = None  # the question word: who, when, where, why, which, what, how
     entity: str | None = None  # the kind of thing asked for ("carrier" in "which carrier"), 'person' for who
     counted: Span | None = None  # "how many invoices": what a count counts
     shape: Literal["number", "year", "date", "entity", "list", "yes_no", "text"] = "text"

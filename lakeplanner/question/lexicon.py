@@ -33,6 +33,7 @@ class Lexicon(BaseModel):
     which_year: list[str]
     yes_no_openers: list[str]
     person_openers: list[str]
+    question_words: list[str]
     stopwords: list[str]
     absolute: list[str] = []
 

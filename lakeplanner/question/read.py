@@ -74,6 +74,7 @@ def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         document=document_clause(text, words),
         names_document=find(words.document_nouns, text),
         subject=subject_of(text),
+        wh=question_word(text, words),
         entity=entity_of(text, words),
         counted=counted_of(text),
         shape=shape_of(text, operation, asks_year, several is not None, words),
@@ -194,6 +195,14 @@ def subject_of(text: str) -> Span | None:
         return None
     subject = match.group("subject").rstrip()
     return Span(start=match.start("subject"), end=match.start("subject") + len(subject), text=subject)
+
+
+def question_word(text: str, words: Lexicon) -> str | None:
+    found = find(words.question_words, text)
+    if found is None:
+        return None
+    word = found.text.lower()
+    return "who" if word in ("whom", "whose") else word
 
 
 def entity_of(text: str, words: Lexicon) -> str | None:
