@@ -754,14 +754,19 @@ def test_graph_node_from_a_search_reads_the_rows_its_documents_cite(sample_lake)
 
 
 def test_the_fallback_search_reads_the_collection_that_best_answers_the_question(sample_lake):
-    """With several collections, nothing retrieved falls back to the one whose best passage the
-    cross-encoder scores highest: a contract clause is searched in the contracts."""
+    """With several collections, a question that says documents tell it, when nothing was retrieved,
+    falls back to the collection whose best passage the cross-encoder scores highest."""
     from lakeplanner.execute.ask import best_collection, fallback_search
 
     lake, _ = sample_lake
-    question = "How many days' notice does termination for convenience require?"
+    from lakeplanner.question import read_question
+
+    question = "How many days' notice does termination for convenience require under the contract?"
     collections = ["documents", "documents_contracts", "documents_invoices"]
     assert best_collection(lake, question, collections) == "documents_contracts"
     plan = Plan(question=question, nodes=(node("$var_1", "sql", "customers", "notice period"),))
-    [search] = fallback_search(lake, plan).nodes
+    [search] = fallback_search(lake, plan, read_question(question)).nodes
     assert (search.label, search.tool, search.source) == ("$var_2", "vector", "documents_contracts")
+    table_question = "Which customer signed up first?"  # its SQL failed: documents that name customers are no answer
+    plan = Plan(question=table_question, nodes=(node("$var_1", "sql", "customers", "first signup"),))
+    assert fallback_search(lake, plan, read_question(table_question)) is None

@@ -24,7 +24,7 @@ from lakeplanner.plan.dataops import one_search
 from lakeplanner.plan.model import Plan
 from lakeplanner.plan.planner import Planner, PlanResult
 from lakeplanner.plan.validate import LakeSchema
-from lakeplanner.question import packs_for, read_question
+from lakeplanner.question import QuestionFrame, packs_for, read_question
 
 OnResult = Callable[[NodeResult], None]
 
@@ -74,14 +74,18 @@ def nothing_retrieved(results: list[NodeResult]) -> bool:
     return not any(r.ok and (r.rows or r.evidence) for r in shown)
 
 
-def fallback_search(lake, plan: Plan) -> Plan | None:
+def fallback_search(lake, plan: Plan, frame: QuestionFrame) -> Plan | None:
     """When the plan ran but retrieved nothing (a text question routed to SQL, SQL the model could
-    not write), one search with the question, under a fresh label, of the collection whose best
-    passage the cross-encoder scores highest for it (a policy question finds the policies)."""
+    not write), one search with the question, under a fresh label: of the lake's only collection, or,
+    when the question says documents tell it (it names a kind of document, a reason, 'according to'),
+    of the collection whose best passage the cross-encoder scores highest for it. A table question
+    whose SQL failed is not answered from documents that merely mention its rows."""
     if any(n.tool == "vector" and n.question == plan.question for n in plan.nodes):
         return None
     schema = LakeSchema.from_contract(lake.contract)
-    collection = best_collection(lake, plan.question, sorted(schema.collections))
+    told = frame.names_document is not None or frame.document is not None or frame.reason is not None
+    collections = sorted(schema.collections) if told or len(schema.collections) == 1 else []
+    collection = best_collection(lake, plan.question, collections)
     return one_search(plan, schema, label=f"$var_{len(plan.nodes) + 1}", collection=collection)
 
 
@@ -148,7 +152,10 @@ def ask(
             else:
                 with lineage.span("lakeplanner.execute", **{"lakeplanner.mode": executor.settings.mode}):
                     results = run_nodes(executor, planned.plan, lineage, on_result)
-                    if nothing_retrieved(results) and (search := fallback_search(lake, planned.plan)) is not None:
+                    if (
+                        nothing_retrieved(results)
+                        and (search := fallback_search(lake, planned.plan, frame)) is not None
+                    ):
                         results += run_nodes(executor, search, lineage, on_result, " (fallback search)")
                 execute_s = time.perf_counter() - started - plan_s
                 order = {n.label: i for i, n in enumerate(planned.plan.nodes)}
