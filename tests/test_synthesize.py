@@ -628,3 +628,13 @@ def test_a_row_the_question_names_does_not_cover_the_attribute_it_asks(sample_la
     )
     asked = "What is Nordlicht Energie's revenue target?"
     assert uncovered_terms(asked, lake.contract, [row], lambda terms: set()) == ["revenue", "target"]
+
+
+def test_the_parts_of_a_date_ground_no_figure():
+    """A count the LLM made up (-10) is not stated by a timestamp's day ('2023-01-10')."""
+    import datetime as dt
+
+    rows = [{"dispatched_at": dt.datetime(2023, 1, 10, 8, 15), "status": "delivered"}, {"sent": "2024-02-10"}]
+    shipments = NodeResult(label="$var_1", tool="sql", source="shipments", question="q", rows=rows, exposed=True)
+    assert grounding("-10", [shipments]) == 0.0
+    assert grounding("delivered", [shipments]) == 1.0

@@ -3,6 +3,7 @@ arithmetic by a safe evaluator, a grounding check, composite confidence, citatio
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import re
@@ -45,6 +46,7 @@ SNIPPET_SHOWN = 500
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _STANDALONE = re.compile(r"(?<![\w.,-])-?\d[\d,]*(?:\.\d+)?(?![\w-])")
 _SPACE = re.compile(r"\s+")
+_ISO_DATE_START = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}|$)")
 # a percentage's 100, a mean's count: not read (but "/ 2.4" divides by a cell)
 _CONSTANTS = re.compile(r"\*\s*100\b(?!\.\d)|/\s*2\b(?!\.\d)|/\s*[3-9]\)*\s*$")
 Mentions = Callable[[list[str]], "set[str] | None"]
@@ -210,8 +212,10 @@ def grounding(value: str, results: list[NodeResult], calculated_from: str = "") 
     no is a judgement over what was retrieved: 0.7 when something was, else 0."""
     if normalised(value) in ("yes", "no"):
         return 0.7 if any(r.rows or r.evidence for r in results) else 0.0
-    cells = {normalised(v) for r in results for row in r.rows for v in row.values() if v is not None}
-    cell_numbers = {round(float(n), 6) for c in cells for n in numbers_in(c)}
+    values = [v for r in results for row in r.rows for v in row.values() if v is not None]
+    cells = {normalised(v) for v in values}
+    # the parts of a date are no figures: '2023-01-10' does not state -10
+    cell_numbers = {round(float(n), 6) for v in values if not is_temporal(v) for n in numbers_in(normalised(v))}
     passages = " ".join(normalised(e.snippet) for r in results for e in r.evidence)
     passage_numbers = {round(n, 6) for n in numbers_in(passages)}
     if calculated_from:
@@ -232,6 +236,10 @@ def grounding(value: str, results: list[NodeResult], calculated_from: str = "") 
     words = [w for w in re.findall(r"[a-z0-9@.%-]+", target) if len(w) > 2]
     present = sum(1 for w in words if w in passages or w in " ".join(cells))
     return 0.7 if words and present / len(words) >= 0.6 else 0.0
+
+
+def is_temporal(value: object) -> bool:
+    return isinstance(value, dt.date | dt.time) or (isinstance(value, str) and _ISO_DATE_START.match(value) is not None)
 
 
 def composite_confidence(results: list[NodeResult], c_ground: float) -> float:
