@@ -268,7 +268,7 @@ def write_markdown(path: Path, results: dict) -> None:
 
     def fraction(r: dict, part: str, whole: str, within: str | None = None) -> str:
         held = r[within] if within else r
-        return f"{held.get(part, '-')} / {held.get(whole, '-')}"
+        return f"{held.get(part, '-')} / {held.get(whole, '-')}" if held.get(whole) else "not run"
 
     row("commits", [", ".join(results[x]["commits"] or [results[x]["structure"].get("commit", "-")]) for x in labels])
     row("foreign keys found / expected", [fraction(results[x], "fk_found", "fk_expected", "structure") for x in labels])
