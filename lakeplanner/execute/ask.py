@@ -83,8 +83,7 @@ def fallback_search(lake, plan: Plan, frame: QuestionFrame) -> Plan | None:
     if any(n.tool == "vector" and n.question == plan.question for n in plan.nodes):
         return None
     schema = LakeSchema.from_contract(lake.contract)
-    told = frame.names_document is not None or frame.document is not None or frame.reason is not None
-    collections = sorted(schema.collections) if told or len(schema.collections) == 1 else []
+    collections = sorted(schema.collections) if frame.documents_tell or len(schema.collections) == 1 else []
     collection = best_collection(lake, plan.question, collections)
     return one_search(plan, schema, label=f"$var_{len(plan.nodes) + 1}", collection=collection)
 

@@ -472,8 +472,7 @@ def restore_table_arithmetic(plan: Plan, known: KnownValues, schema: LakeSchema)
     that read no earlier step read the table with sql. Not when it asks why, or what a memo says."""
     asked = plan.question
     frame = read_question(asked)
-    documents_tell = frame.document is not None or frame.names_document is not None or frame.reason is not None
-    if not frame.computed or documents_tell or any(n.tool != Tool.vector for n in plan.nodes):
+    if not frame.computed or frame.documents_tell or any(n.tool != Tool.vector for n in plan.nodes):
         return plan, []
     tables = {where.split(".", 1)[0] for _, _, where in known.find(asked)} & set(schema.tables)
     if len(tables) != 1:

@@ -112,6 +112,12 @@ class QuestionFrame(_Frozen):
         return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
 
     @property
+    def documents_tell(self) -> bool:
+        """The question says documents tell (part of) it: it names a kind of document, a reason or a
+        document cue ('according to', 'because')."""
+        return self.document is not None or self.names_document is not None or self.reason is not None
+
+    @property
     def computed(self) -> bool:
         """An arithmetic answer: a change, a ratio, an average, a share or a difference."""
         return self.operation in COMPUTED
