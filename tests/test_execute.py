@@ -770,3 +770,67 @@ def test_the_fallback_search_reads_the_collection_that_best_answers_the_question
     table_question = "Which customer signed up first?"  # its SQL failed: documents that name customers are no answer
     plan = Plan(question=table_question, nodes=(node("$var_1", "sql", "customers", "first signup"),))
     assert fallback_search(lake, plan, read_question(table_question)) is None
+
+
+EVENTS = [
+    ["shipment_id", "dispatched_at", "delivered_at", "status", "weight_kg", "currency"],
+    ["S1", "2023-03-01T08:00:00Z", "2023-03-02T08:00:00Z", "delayed", "100.5", "EUR"],
+    ["S2", "2023-07-01T08:00:00Z", "2023-07-01T18:00:00Z", "delivered", "200", "EUR"],
+    ["S3", "2023-12-31T20:00:00Z", "2024-01-02T08:00:00Z", "delayed", "50", "USD"],
+    ["S4", "2024-02-01T08:00:00Z", "2024-02-03T08:00:00Z", "delayed", "300", "EUR"],
+    ["S5", "2024-05-01T08:00:00Z", "2024-05-01T12:00:00Z", "delivered", "400", "EUR"],
+    ["S6", "2024-06-01T08:00:00Z", "2024-06-04T12:00:00Z", "delayed", "25", "USD"],
+    ["S7", "2024-09-01T08:00:00Z", "2024-09-04T12:00:00Z", "delayed", "75", "EUR"],
+]
+
+
+@pytest.fixture(scope="module")
+def events_lake(tmp_path_factory):
+    import csv
+
+    from lakeplanner import Lake
+
+    source = tmp_path_factory.mktemp("events") / "src"
+    source.mkdir()
+    with (source / "shipments.csv").open("w", newline="") as fh:
+        csv.writer(fh).writerows(EVENTS)
+    lake = Lake.create(source.parent / "lake")
+    lake.ingest(source)
+    yield lake
+    lake.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "written", "expected"),
+    [
+        # a count per year of the events' date, with the category the question names
+        ("How did the number of delayed shipments change from 2023 to 2024?", "SELECT * FROM shipments", "1"),
+        # a total per year of the column the question names; the statement's filter is kept
+        (
+            "By how much did the total weight shipped change between 2023 and 2024?",
+            "SELECT weight_kg, dispatched_at FROM shipments WHERE currency = 'EUR'",
+            "474.50",
+        ),
+    ],
+)
+def test_a_change_between_years_of_an_event_table_is_its_measure_per_year_of_the_events_date(
+    events_lake, question, written, expected
+):
+    plan = {
+        "nodes": [
+            {
+                "question": question,
+                "tool": "sql",
+                "source": "shipments",
+                "should_expose_answer": True,
+                "answer_description": "the change",
+            }
+        ]
+    }
+    draft = {"answer": "0", "sentence": "No change.", "sources": ["R1"], "abstain": False}
+    llm = scripted(plan=plan, sql={"sql": written}, draft=draft)
+    answer = events_lake.ask(question, llm=llm, settings=SERIAL, use_cache=False)
+    [result] = answer.nodes
+    assert [r["year"] for r in result.rows] == [2023, 2024], result.rows
+    assert answer.value == expected, (answer.reason, answer.text, result.rows)
+    assert len([c for c in answer.citations if c.kind == "row"]) >= 2

@@ -92,3 +92,34 @@ def test_the_question_word_is_read_wherever_it_stands():
     assert read_question("When was order ORD-50020 placed?").wh == "when"
     assert read_question("order ORD-50042 was placed by whom?").wh == "who"
     assert read_question("For which customer was the shipment carried?").wh == "which"
+
+
+@pytest.mark.parametrize(
+    ("question", "measure"),
+    [
+        ("By how much did the number of shipments dispatched change from 2023 to 2024?", Operation.count),
+        ("How did the total number of orders change in 2024?", Operation.count),
+        ("By how much did the total weight shipped change between 2023 and 2024?", Operation.sum),
+        ("How did the average order value change from 2023 to 2024?", Operation.average),
+        ("What was the change in the weighted average interest rate from 2018 to 2019?", None),  # a label
+        ("What is the change in revenue from 2018 to 2019?", None),
+        ("What is the total weight of lost shipments?", None),  # a sum, not a change of one
+    ],
+)
+def test_the_measure_is_what_a_change_is_taken_of(question, measure):
+    assert read_question(question).measure is measure
+
+
+@pytest.mark.parametrize(
+    ("question", "attribute"),
+    [
+        ("What is the billing contact's e-mail address on invoice INV-1042?", "the billing contact's e-mail address"),
+        ("What is the licence plate of truck TRK-120?", "the licence plate"),
+        ("What were the other non-current assets as at December 31, 2018?", "the other non-current assets"),
+        ("What monthly availability does the contract of the earliest customer guarantee?", "monthly availability"),
+        ("Why was invoice INV-1010 disputed?", None),
+    ],
+)
+def test_the_attribute_is_the_head_of_what_is_asked(question, attribute):
+    frame = read_question(question)
+    assert (frame.attribute.text if frame.attribute else None) == attribute

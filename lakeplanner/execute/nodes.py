@@ -141,6 +141,8 @@ def add_year_values(
     if not replaced and (all(y in held for y in years) if years else len(held) >= 2):
         return
     lookup = sqlnode.year_values_statement(written, schema.tables, years, named)
+    if lookup is None and (lookup := sqlnode.period_aggregate_statement(written, schema.tables, years, frame, named)):
+        replaced = True  # the statement's rows are events, not the per-year values the arithmetic needs
     if lookup is None:
         return
     table = lookup.find(sqlnode.exp.Table).name

@@ -26,7 +26,7 @@ from lakeplanner.execute.results import SqlRun
 from lakeplanner.llm.base import Message, system, user
 from lakeplanner.plan.cache import stem
 from lakeplanner.plan.model import REFERENCE, PlanNode
-from lakeplanner.question import QuestionFrame
+from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.read import years_in
 
 ROW_LIMIT = 200
@@ -329,6 +329,79 @@ def year_values_statement(
     if years:
         where.append(exp.column(year).isin(*[exp.Literal.number(y) for y in years]))
     return exp.select(exp.column(year), exp.column(numeric.pop())).from_(table).where(exp.and_(*where))
+
+
+MEASURE_FUNCTIONS = {Operation.sum: exp.Sum, Operation.average: exp.Avg}
+DATED = (FieldType.date, FieldType.timestamp)
+
+
+def period_aggregate_statement(
+    statement: exp.Select,
+    tables: dict[str, dict[str, FieldType]],
+    years: Sequence[int],
+    frame: QuestionFrame,
+    named: dict[str, str] | None = None,
+) -> exp.Select | None:
+    """For a change between named years over a table of events (a row per shipment, no year column):
+    the measure the question asks (frame.measure: a count, a total, an average) per year of the
+    events' date, with the statement's item filters (or the row the question names). The date is the
+    one the statement reads, else the one the question names ("dispatched"), else the table's first.
+    None when the statement reads several tables, the measure is unknown, or its column is unclear."""
+    read = {t.name for t in statement.find_all(exp.Table)}
+    if len(read) != 1 or frame.measure is None or len(years) < 2:
+        return None
+    table = read.pop()
+    columns = tables.get(table, {})
+    date = event_date(statement, columns, frame.text)
+    if date is None:
+        return None
+    if frame.measure is Operation.count:
+        value: exp.Expression = exp.Count(this=exp.Star())
+    else:
+        column = measured_column(statement, columns, frame.text)
+        if column is None:
+            return None
+        value = MEASURE_FUNCTIONS[frame.measure](this=exp.column(column))
+    filters = {column: held for column, held in item_filters(statement).items() if column in columns}
+    for key, held in (named or {}).items():
+        if key.startswith(f"{table}."):
+            filters.setdefault(key.split(".", 1)[1], {held})
+    if any(len(values) > 1 for values in filters.values()):
+        return None
+    year = exp.Year(this=exp.column(date))
+    where = [exp.column(name).eq(exp.Literal.string(next(iter(v)))) for name, v in sorted(filters.items())]
+    where.append(year.copy().isin(*[exp.Literal.number(y) for y in years]))
+    return (
+        exp.select(exp.alias_(year.copy(), "year"), exp.alias_(value, "value"))
+        .from_(table)
+        .where(exp.and_(*where))
+        .group_by(year.copy())
+        .order_by(year.copy())
+    )
+
+
+def event_date(statement: exp.Select, columns: dict[str, FieldType], question: str) -> str | None:
+    dated = [c for c, t in columns.items() if t in DATED]
+    read = [c.name for c in statement.find_all(exp.Column) if c.name in dated]
+    asked = content_stems(question)
+    named = [c for c in dated if {stem(p) for p in c.split("_")} & asked]
+    for choice in (read, named, dated):
+        if len(set(choice)) == 1 or (choice is dated and choice):
+            return choice[0]
+    return None
+
+
+def measured_column(statement: exp.Select, columns: dict[str, FieldType], question: str) -> str | None:
+    """The numeric column the statement aggregates or reads, else the one the question names."""
+    numeric = {c for c, t in columns.items() if t in NUMERIC and not c.startswith("_lp_") and not is_year_column(c)}
+    aggregated = {c.name for agg in statement.find_all(exp.AggFunc) for c in agg.find_all(exp.Column)} & numeric
+    read = {c.name for c in statement.find_all(exp.Column)} & numeric
+    asked = content_stems(question)
+    named = {c for c in numeric if {stem(p) for p in c.split("_")} & asked}
+    for choice in (aggregated, named, read):
+        if len(choice) == 1:
+            return choice.pop()
+    return None
 
 
 def sql_messages(

@@ -21,6 +21,7 @@ from lakeplanner.contract.models import Contract, FieldType, SourceKind
 from lakeplanner.ingest.tables import KEY_COLUMN
 from lakeplanner.plan.filters import COLLECTION_FIELDS, FilterError, fields_of, milvus_expression, parse_filter
 from lakeplanner.plan.model import LABEL, REFERENCE, Plan, PlanNode, Tool
+from lakeplanner.question.lexicon import names_computed_value
 
 NUMERIC = {FieldType.integer, FieldType.number}
 
@@ -365,7 +366,7 @@ def check_sources(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
                 message=f"{node.source} has no foreign key or document link to traverse",
             )
         for column in node.returns:
-            if is_table and column not in schema.reachable_columns(node.source):
+            if is_table and column not in schema.reachable_columns(node.source) and not names_computed_value(column):
                 yield Finding(
                     code=Code.unknown_return_column,
                     node=node.label,

@@ -49,6 +49,10 @@ COMPUTED = frozenset(
 )
 
 
+MEASURED = frozenset({Operation.change, Operation.percent_change, Operation.difference, Operation.ratio})
+MEASURES = (Operation.count, Operation.sum, Operation.average)
+
+
 class Period(_Frozen):
     """A year the question names; 'from' and 'to' mark the ends of a change ("from 2023 to 2024")."""
 
@@ -69,6 +73,7 @@ class QuestionFrame(_Frozen):
     packs: tuple[str, ...] = ()
     operation: Operation = Operation.lookup
     operation_span: Span | None = None
+    measure: Operation | None = None  # what a change or ratio is of: "the number of" (count), "total" (sum)
     absolute: bool = False  # "the absolute change": a change in points, not in percent
     percent: bool = False  # the answer is asked in percent ("what percentage of", "in %")
     direction: Literal["max", "min"] | None = None
@@ -86,6 +91,7 @@ class QuestionFrame(_Frozen):
     document: Span | None = None  # the clause that says a document tells part of it ("according to", "because")
     names_document: Span | None = None  # a kind of document it names ("the driving hours policy")
     subject: Span | None = None  # what is asked ("the total weight of lost shipments")
+    attribute: Span | None = None  # the subject's head phrase ("the total weight"): what a lookup returns
     wh: str | None = None  # the question word: who, when, where, why, which, what, how
     entity: str | None = None  # the kind of thing asked for ("carrier" in "which carrier"), 'person' for who
     counted: Span | None = None  # "how many invoices": what a count counts

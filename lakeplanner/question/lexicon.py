@@ -35,6 +35,8 @@ class Lexicon(BaseModel):
     person_openers: list[str]
     question_words: list[str]
     stopwords: list[str]
+    computed_heads: list[str]
+    attribute_ends: list[str]
     absolute: list[str] = []
 
     def with_pack(self, pack: dict) -> Lexicon:
@@ -90,3 +92,9 @@ def packs_for(contract: Contract | None) -> tuple[str, ...]:
     if contract is None:
         return ()
     return tuple(sorted({PACK_FOR_FORMAT[s.format] for s in contract.sources if s.format in PACK_FOR_FORMAT}))
+
+
+def names_computed_value(name: str) -> bool:
+    """`count`, `total_weight`, `number_of_stops`: the alias of an aggregate a step computes, not a column."""
+    head = re.split(r"[_\W]+", name.casefold().strip(), maxsplit=1)[0]
+    return head in lexicon().computed_heads

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 
-from lakeplanner.question.frame import Operation, Period, QuestionFrame, Span
+from lakeplanner.question.frame import MEASURED, MEASURES, Operation, Period, QuestionFrame, Span
 from lakeplanner.question.lexicon import Lexicon, cached_pattern, lexicon
 
 YEAR = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)(?:19|20)\d{2}(?![\w%]|[.,]\d|-[A-Za-z])")
@@ -57,6 +57,7 @@ def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         packs=packs,
         operation=operation,
         operation_span=operation_span,
+        measure=measure_of(text, operation, words),
         absolute=find(words.absolute, text) is not None,
         percent=PERCENT.search(text) is not None,
         direction=direction,
@@ -73,7 +74,8 @@ def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         reason=reason,
         document=document_clause(text, words),
         names_document=find(words.document_nouns, text),
-        subject=subject_of(text),
+        subject=(subject := subject_of(text)),
+        attribute=attribute_of(subject, words),
         wh=question_word(text, words),
         entity=entity_of(text, words),
         counted=counted_of(text),
@@ -100,6 +102,21 @@ def operation_of(text: str, words: Lexicon) -> tuple[Operation, Span | None]:
                 operation = Operation.change
             return operation, span_of(match)
     return Operation.lookup, None
+
+
+def measure_of(text: str, operation: Operation, words: Lexicon) -> Operation | None:
+    """The aggregate a change, difference or ratio is taken of, from its first cue ("the number of
+    shipments": count; "the total weight": sum; "the average delay": average)."""
+    if operation not in MEASURED:
+        return None
+    found = []
+    for measure in MEASURES:
+        pattern = cached_pattern(tuple(words.operations[measure.value]))
+        for match in pattern.finditer(text) if pattern else ():
+            if measure is Operation.average and labelled(text[: match.start()], words.label_prefixes):
+                continue
+            found.append((match.start(), -len(match.group(0)), measure))
+    return min(found)[2] if found else None
 
 
 def labelled(before: str, prefixes: list[str]) -> bool:
@@ -195,6 +212,18 @@ def subject_of(text: str) -> Span | None:
         return None
     subject = match.group("subject").rstrip()
     return Span(start=match.start("subject"), end=match.start("subject") + len(subject), text=subject)
+
+
+def attribute_of(subject: Span | None, words: Lexicon) -> Span | None:
+    """The subject up to its first preposition, relative word or verb; None when that leaves nothing."""
+    if subject is None:
+        return None
+    ends = cached_pattern(tuple(words.attribute_ends))
+    cut = ends.search(subject.text) if ends else None
+    head = subject.text[: cut.start() if cut else len(subject.text)].rstrip(" ,")
+    if not head.strip():
+        return None
+    return Span(start=subject.start, end=subject.start + len(head), text=head)
 
 
 def question_word(text: str, words: Lexicon) -> str | None:
