@@ -29,6 +29,15 @@ def sample_lake(tmp_path_factory) -> tuple[Lake, object]:
 
 
 @pytest.fixture(scope="session")
+def logistics(tmp_path_factory) -> Lake:
+    """The logistics sample lake (a domain the product was not built on), ingested once."""
+    lake = Lake.create(tmp_path_factory.mktemp("logistics") / "lake")
+    lake.ingest(sample_lake_path("logistics"))
+    yield lake
+    lake.close()
+
+
+@pytest.fixture(scope="session")
 def tatqa_lake(tmp_path_factory) -> tuple[Lake, object]:
     lake = Lake.create(tmp_path_factory.mktemp("tatqa") / "lake")
     report = lake.ingest(DATA / "tatqa")

@@ -5,9 +5,8 @@ import json
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pytest
 
-from lakeplanner import Lake, sample_lake_path
+from lakeplanner import sample_lake_path
 from lakeplanner.config import StructureConfig
 from lakeplanner.contract.citations import citation_links, collection_citations, is_citable, key_automaton
 from lakeplanner.contract.keys import KeyedTable, identity_keys
@@ -58,14 +57,6 @@ def test_a_key_in_nearly_every_document_is_boilerplate():
     assert all([c.key for c in cites] == [f"SHP-2000{i}"] for i, cites in enumerate(found.values()))
     [link] = citation_links("incidents", 8, found)
     assert (link.source, link.column, link.match, link.documents) == ("shipments", "shipment_id", "cited", 8)
-
-
-@pytest.fixture(scope="module")
-def logistics(tmp_path_factory):
-    lake = Lake.create(tmp_path_factory.mktemp("logistics") / "lake")
-    lake.ingest(sample_lake_path("logistics"))
-    yield lake
-    lake.close()
 
 
 def test_the_logistics_lake_gets_every_key_and_citation_its_generator_wrote(logistics):

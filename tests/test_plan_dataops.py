@@ -157,6 +157,14 @@ def test_redundant_steps_are_dropped_and_a_wrong_tool_is_switched(schema):
     assert any("$var_2: dropped" in e for e in result.edits) and any("$var_4: dropped" in e for e in result.edits)
 
 
+def test_a_sql_step_on_a_collection_reads_the_table_it_names(schema):
+    customer = PlanNode(question="customer of the payment plan", tool="vector", label="$var_1", source="documents")
+    count = shown_sql("$var_2", "documents_contracts", "number of invoices of $var_1.customer_id", "a count")
+    result = repair(Plan(question="How many invoices has it?", nodes=(customer, count)), schema)
+    assert (result.plan.nodes[-1].tool, result.plan.nodes[-1].source) == ("sql", "invoices")
+    assert "$var_2: sql on documents_contracts -> invoices (the table it names)" in result.edits
+
+
 def test_a_reference_is_pointed_at_the_link_column(schema):
     plan = Plan(
         question="payment terms of INV-1078",
@@ -422,18 +430,38 @@ def test_a_step_naming_a_joined_tables_column_reads_that_table(schema):
     assert "$var_2: sql on line_items -> invoices (it holds the columns named)" in result.edits
 
 
-def test_a_one_step_plan_that_lost_the_ranking_asks_the_question():
+def test_a_one_step_plan_that_lost_the_ranking_asks_the_question(schema):
     from lakeplanner.plan.dataops import restore_ranking
 
     asked = "Which product was sold in the largest total quantity across all invoice line items?"
     plan = one_node(question="total quantity of all line items", source="line_items")
     plan = plan.model_copy(update={"question": asked})
-    restored, edits = restore_ranking(plan)
+    restored, edits = restore_ranking(plan, schema)
     assert restored.nodes[0].question == asked and edits == ["$var_1: asks the question, its ranking was lost"]
     kept = plan.replace("$var_1", question="the product with the largest total quantity")
-    assert restore_ranking(kept) == (kept, [])
+    assert restore_ranking(kept, schema) == (kept, [])
     unranked = plan.model_copy(update={"question": "How many units were sold in total?"})
-    assert restore_ranking(unranked) == (unranked, [])
+    assert restore_ranking(unranked, schema) == (unranked, [])
+
+
+def test_a_ranking_split_over_steps_that_read_nothing_of_each_other_is_one_step(schema):
+    from lakeplanner.plan.dataops import restore_ranking
+
+    asked = "Which product was sold in the largest total quantity across all invoice line items, and how many units?"
+    nodes = (
+        shown_sql("$var_1", "line_items", "total_quantity of all line items", "a total"),
+        shown_sql("$var_2", "products", "product_name of the product with the highest total_quantity", "a name"),
+        shown_sql("$var_3", "line_items", "number of units of the product with the highest total_quantity", "units"),
+    )
+    restored, edits = restore_ranking(Plan(question=asked, nodes=nodes), schema)
+    [step] = restored.nodes
+    assert (step.label, step.source, step.question) == ("$var_1", "line_items", asked)
+    assert edits == ["$var_1: asks the question, its ranking was lost (split over $var_2, $var_3)"]
+    chained = Plan(question=asked, nodes=(nodes[0], nodes[1].model_copy(update={"question": "name of $var_1.sku"})))
+    assert restore_ranking(chained, schema) == (chained, [])  # a step reads another: the planner chained them
+    contract = "What monthly availability does the contract of the customer that signed up earliest guarantee?"
+    picked = Plan(question=contract, nodes=(shown_sql("$var_1", "customers", "the earliest signup", "a customer"),))
+    assert restore_ranking(picked, schema) == (picked, [])  # the ranking picks a row; its contract tells the rest
 
 
 def test_a_reason_asked_of_a_table_is_read_in_its_documents_and_the_row_found_by_their_link(schema):
@@ -609,3 +637,49 @@ def test_arithmetic_over_a_row_the_question_names_reads_its_table_not_the_docume
         assert restore_table_arithmetic(asked, known, schema) == (asked, [])
     nowhere = plan.model_copy(update={"question": "What was the change in the amount for Spain?"})
     assert restore_table_arithmetic(nowhere, known, schema) == (nowhere, [])
+
+
+def test_a_lookup_step_that_lost_the_asked_attribute_returns_it_too(schema):
+    from lakeplanner.plan.dataops import asked_column, restore_asked_column
+
+    asked = "What is the billing contact's e-mail address on invoice INV-1042?"
+    contact = shown_sql("$var_1", "invoices", "billing_contact of invoice INV-1042", "a contact")
+    contact = contact.model_copy(update={"returns": ("billing_contact",)})
+    restored, edits = restore_asked_column(Plan(question=asked, nodes=(contact,)), schema)
+    assert restored.nodes[0].returns == ("billing_contact", "billing_email")
+    assert edits == ["$var_1: also returns billing_email, the attribute the question asks for"]
+    assert restore_asked_column(restored, schema) == (restored, [])
+    phone = Plan(question="What is the phone number of the billing contact for invoice INV-1001?", nodes=(contact,))
+    assert restore_asked_column(phone, schema) == (phone, [])  # no column holds it
+    assert asked_column("the amount", ["net_amount", "gross_amount"]) is None  # a tie: left to the step
+
+
+def test_a_row_cited_by_a_named_document_is_read_by_the_keys_the_document_cites(logistics):
+    from lakeplanner.plan.cache import known_values
+    from lakeplanner.plan.dataops import restore_cited_rows
+
+    known, schema = known_values(logistics), LakeSchema.from_contract(logistics.contract)
+
+    def searched(question: str) -> Plan:
+        node = search("$var_1", question, should_expose_answer=True, answer_description="x")
+        return Plan(question=question, nodes=(node.model_copy(update={"source": "documents_incidents"}),))
+
+    asked = "Which carrier moved the shipment described in incident report IR-007?"
+    restored, edits = restore_cited_rows(searched(asked), known, schema)
+    document, rows = restored.nodes
+    assert (document.source, document.filter, document.returns) == (
+        "documents_incidents",
+        "document_id = 'IR-007'",
+        ("linked_keys",),
+    )
+    assert (rows.tool, rows.source, rows.question) == (
+        "sql",
+        "shipments",
+        f"{asked} (shipment_id in $var_1.linked_keys)",
+    )
+    assert edits == ["$var_1, $var_2: read the shipments rows IR-007 cites, by shipment_id"]
+    joined = "For which customer was the shipment in incident report IR-011 carried?"  # orders.customer, joined
+    assert restore_cited_rows(searched(joined), known, schema)[0].nodes[1].source == "shipments"
+    for prose in ("What happened to the shipment in incident report IR-003?", "What caused incident IR-004?"):
+        assert restore_cited_rows(searched(prose), known, schema) == (searched(prose), [])  # the document tells it
+    assert restore_cited_rows(restored, known, schema) == (restored, [])  # a step reads the cited keys

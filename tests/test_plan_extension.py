@@ -13,6 +13,7 @@ from lakeplanner.plan.extension import (
     extend_persistently,
     propose,
     query_scoped,
+    spellings,
     sufficiency,
 )
 
@@ -35,6 +36,13 @@ def test_sufficiency_gate_names_what_the_schema_lacks(tmp_path):
     assert sufficiency("What is the total amount of invoice INV-1010?", lake.contract).sufficient
     gate = sufficiency("Which warehouse shipped invoice INV-1010?", lake.contract)
     assert not gate.sufficient and gate.unresolved == ["warehouse", "shipped"]
+    lake.close()
+
+
+def test_a_hyphenated_term_names_the_joined_column(tmp_path):
+    assert spellings("E-mails") == {"e-mail", "email"}
+    lake = small_lake(tmp_path)
+    assert sufficiency("What is the billing e-mail of invoice INV-1010?", lake.contract).sufficient
     lake.close()
 
 

@@ -638,3 +638,12 @@ def test_the_parts_of_a_date_ground_no_figure():
     shipments = NodeResult(label="$var_1", tool="sql", source="shipments", question="q", rows=rows, exposed=True)
     assert grounding("-10", [shipments]) == 0.0
     assert grounding("delivered", [shipments]) == 1.0
+
+
+def test_an_attribute_one_of_whose_words_names_a_column_is_covered(logistics):
+    from lakeplanner.execute.synthesize import uncovered_terms
+
+    unrelated = NodeResult(label="$var_1", tool="sql", source="t", question="q", rows=[{"n": 1}], exposed=True)
+    assert uncovered_terms("What is the licence plate of truck TRK-120?", logistics.contract, [unrelated]) == []
+    asked = "What is the fuel consumption of truck TRK-135?"
+    assert uncovered_terms(asked, logistics.contract, [unrelated]) == ["fuel", "consumption"]

@@ -34,7 +34,7 @@ from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, assistant, clipped, system, user
 from lakeplanner.plan.cache import stem
-from lakeplanner.plan.extension import sufficiency
+from lakeplanner.plan.extension import STOP, TERM, sufficiency
 from lakeplanner.question import QuestionFrame, packs_for, read_question
 from lakeplanner.question.read import years_in
 
@@ -50,7 +50,6 @@ _ISO_DATE_START = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}|$)")
 # a percentage's 100, a mean's count: not read (but "/ 2.4" divides by a cell)
 _CONSTANTS = re.compile(r"\*\s*100\b(?!\.\d)|/\s*2\b(?!\.\d)|/\s*[3-9]\)*\s*$")
 Mentions = Callable[[list[str]], "set[str] | None"]
-ASKED = re.compile(r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?: of | on | for | in | at |\?|$)", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _EXPRESSION = re.compile(r"^[\d\s.,()+*/-]*\d\s+[-+*/]\s+\(?\s*-?\d[\d\s.,()+*/-]*$")  # spaced: '1-90' is no sum
 _TYPOGRAPHIC = str.maketrans("\u2018\u2019\u02bc\u201c\u201d\u2013\u2014", "'''\"\"--")
@@ -308,20 +307,21 @@ def fallback_value(results: list[NodeResult]) -> str | None:
 def uncovered_terms(
     question: str, contract: Contract, results: list[NodeResult], mentions: Mentions | None = None
 ) -> list[str]:
-    """Coverage gate (seed 002 §3.5): the words of the asked-for attribute ("what is the X of ...")
-    that neither the schema nor any retrieved row, column or passage mentions, nor (`mentions`) any
-    text of the lake. When all of them are missing, the lake cannot hold what the question asks for
-    (a phone number in a lake without phone numbers), whatever the LLM says."""
-    asked = ASKED.search(question)
-    if asked is None:
+    """Coverage gate (seed 002 §3.5): the words of the attribute a what-question asks ("what is the X of
+    ...") that neither the schema nor any retrieved row, column or passage mentions, nor (`mentions`)
+    any text of the lake. When all of them are missing, the lake cannot hold what the question asks
+    for (a phone number in a lake without phone numbers), whatever the LLM says. A word of the
+    attribute that names a column covers it ("plate" of "the licence plate" in a column `plate`)."""
+    frame = read_question(question, packs_for(contract))
+    if frame.wh != "what" or frame.attribute is None:
         return []
-    phrase = asked.group(1).lower()
-    unresolved = [
-        t
-        for t in sufficiency(question, contract).unresolved
-        if is_concept(t) and t.lower() in phrase and t.lower() not in ANSWER_SHAPES and not is_name(t, question)
+    concepts = [
+        t.lower()
+        for t in TERM.findall(frame.attribute.text)
+        if is_concept(t) and t.lower() not in ANSWER_SHAPES | STOP and not is_name(t, question)
     ]
-    if not unresolved:
+    unresolved = {t.lower() for t in sufficiency(question, contract).unresolved}
+    if not concepts or any(t not in unresolved for t in concepts):
         return []
     seen = " ".join(
         [normalised(f"{k} {v}") for r in results for row in r.rows for k, v in row.items() if v is not None]
@@ -329,10 +329,10 @@ def uncovered_terms(
         + [normalised(run.sql) for r in results for run in r.sql if run.rows]  # its filters say what rows are
     )
     words = {w.rstrip("s") for w in _WORD.findall(seen)} | {w.replace("-", "") for w in _WORD.findall(seen)}
-    missing = [t for t in unresolved if not {t.lower().rstrip("s"), t.lower().replace("-", "")} & words]
-    if len(missing) < len(unresolved):
+    missing = [t for t in concepts if not {t.rstrip("s"), t.replace("-", "")} & words]
+    if len(missing) < len(concepts):
         return []
-    found = mentions([t.lower().rstrip("s") for t in missing]) if mentions else set()
+    found = mentions([t.rstrip("s") for t in missing]) if mentions else set()
     return [] if found else missing  # None: the lake is too large to scan, the retrieved results decide
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sqlglot import exp
 
-from lakeplanner.plan.cache import STOPWORDS, KnownValues, stem
+from lakeplanner.plan.cache import GENERIC_PARTS, STOPWORDS, KnownValues, stem
+from lakeplanner.plan.extension import spellings
 from lakeplanner.plan.filters import COLLECTION_FIELDS
 from lakeplanner.plan.model import REFERENCE, Plan, PlanNode, Tool
 from lakeplanner.plan.validate import (
@@ -44,6 +45,7 @@ TOOL_SYNONYMS = {
 SIMILARITY = 0.75
 NAME = re.compile(r"\b(?:[A-Z][\w'-]*|\w*\d\w*)")
 WORD = re.compile(r"[a-z0-9]+")
+LINKED_KEYS = frozenset({"linked_key", "linked_keys"})  # a search's rows: the keys its documents cite
 MAX_FIX_ROUNDS = 3
 LABEL_IN_TEXT = re.compile(r"\$var_[0-9]+")
 # a sentence end (not "U.S." or "Inc."), ", and", or "and" before a new question word
@@ -306,9 +308,15 @@ class Fixer:
         return search
 
     def fix_tool_source_mismatch(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
-        """A table is read with sql, a collection with vector search."""
+        """A table is read with sql, a collection with vector search; a sql step on a collection that
+        names one table ("number of invoices of $var_1.customer_id" on contracts) reads that table."""
         if node is None:
             return plan
+        asked = about(REFERENCE.sub(" ", node.question))  # a bound column names what is matched, not read
+        named = [t for t in sorted(self.schema.tables) if name_stems(t) <= asked]
+        if node.tool == Tool.sql and node.source in self.schema.collections and len(named) == 1:
+            self.edits.append(f"{node.label}: sql on {node.source} -> {named[0]} (the table it names)")
+            return plan.replace(node.label, source=named[0])
         tool = Tool.sql if node.source in self.schema.tables else Tool.vector
         if node.tool == tool.value:  # an earlier finding on this step switched it
             return plan
@@ -458,11 +466,93 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     """What the question asks that the planner's steps dropped, put back: the ids it names, the
     ranking of a one-step plan, a part only documents tell (searched first), and a count."""
     plan, named = restore_named_ids(plan, known, schema)
-    plan, ranked = restore_ranking(plan)
+    plan, ranked = restore_ranking(plan, schema)
     plan, searched = restore_document_start(plan, schema)
     plan, counted = restore_count(plan, schema)
     plan, tabled = restore_table_arithmetic(plan, known, schema)
-    return plan, named + ranked + searched + counted + tabled
+    plan, returned = restore_asked_column(plan, schema)
+    plan, cited = restore_cited_rows(plan, known, schema)
+    return plan, named + ranked + searched + counted + tabled + returned + cited
+
+
+def restore_cited_rows(plan: Plan, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:
+    """The question names one document by id and asks a column of a row it cites ("which carrier moved
+    the shipment described in incident report IR-007"): that document is searched, and the table it
+    cites (the one the question names) is read by the keys it cites. Only when no step reads them and
+    the question asks the table something besides the document (a column of it or of a joined table)."""
+    documents = [
+        (plan.question[start:end], where.split(".", 1)[0])
+        for start, end, where in known.find(plan.question)
+        if where.endswith(".document_id") and where.split(".", 1)[0] in schema.collections
+    ]
+    if len(documents) != 1 or any(ref.column in LINKED_KEYS for n in plan.nodes for ref in n.references()):
+        return plan, []
+    [(document, collection)] = documents
+    asked = about(plan.question.replace(document, " "))
+    cited = [
+        t
+        for (t, c) in sorted(schema.citations)
+        if c == collection and len(schema.identifiers.get(t, ())) == 1 and name_stems(t) & asked
+    ]
+    if len(cited) != 1:
+        return plan, []
+    table = cited[0]
+    columns = {stem(p) for c in schema.reachable_columns(table) for p in c.split("_") if p not in GENERIC_PARTS}
+    if not (asked - name_stems(table) - name_stems(collection)) & columns:
+        return plan, []
+    key = schema.identifiers[table][0]
+    search = PlanNode(
+        question=plan.question,
+        tool=Tool.vector,
+        label="$var_1",
+        source=collection,
+        filter=f"document_id = '{document}'",
+        returns=("linked_keys",),
+    )
+    reader = PlanNode(
+        question=f"{plan.question} ({key} in $var_1.linked_keys)",
+        tool=Tool.sql,
+        label="$var_2",
+        source=table,
+        should_expose_answer=True,
+        answer_description=plan.question,
+    )
+    plan = plan.model_copy(update={"nodes": (search, reader)})
+    return plan, [f"$var_1, $var_2: read the {table} rows {document} cites, by {key}"]
+
+
+def restore_asked_column(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
+    """A lookup whose one answering sql step does not return the column the question asks for ("the
+    billing contact" for "the billing contact's e-mail address"): that step returns it too."""
+    frame = read_question(plan.question)
+    if frame.operation is not Operation.lookup or frame.wh != "what" or frame.attribute is None:
+        return plan, []
+    exposed = [n for n in plan.nodes if n.should_expose_answer]
+    if len(exposed) != 1 or exposed[0].tool != Tool.sql or exposed[0].sql:
+        return plan, []
+    node = exposed[0]
+    column = asked_column(frame.attribute.text, schema.reachable_columns(node.source))
+    if column is None or column in node.returns or column in node.question:
+        return plan, []
+    return plan.replace(node.label, returns=(*node.returns, column)), [
+        f"{node.label}: also returns {column}, the attribute the question asks for"
+    ]
+
+
+def asked_column(attribute: str, columns: Iterable[str]) -> str | None:
+    """The column whose name holds the word nearest the attribute's head (its last word), then the
+    most of its words: billing_email for "the billing contact's e-mail address". None on a tie."""
+    words = [spellings(w) for w in re.findall(r"[\w-]+", attribute.lower().replace("'s", ""))]
+    scores: dict[str, tuple[int, int]] = {}
+    for column in columns:
+        parts = {p.rstrip("s") for p in column.lower().split("_") if p}
+        matched = [i for i, forms in enumerate(words) if forms & parts]
+        if matched:
+            scores[column] = (max(matched), len(matched))
+    ranked = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
+    if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
+        return None
+    return ranked[0][0]
 
 
 def restore_table_arithmetic(plan: Plan, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:
@@ -608,14 +698,31 @@ def references_renamed(node: PlanNode, names: dict[str, str]) -> PlanNode:
     )
 
 
-def restore_ranking(plan: Plan) -> tuple[Plan, list[str]]:
-    """A one-step plan whose step dropped the question's ranking ("total quantity of all line items"
-    for "which product sold the largest total quantity") answers another question: the step asks
-    the user's question instead."""
-    if len(plan.nodes) != 1 or not ranks(plan.question) or ranks(plan.nodes[0].question):
+def restore_ranking(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
+    """A ranking question whose sql steps lost the ranking: one step that dropped it ("total quantity of
+    all line items" for "which product sold the largest total quantity"), or independent steps that
+    split it (the totals in one, "the product with the highest total" in another, neither reading the
+    other), answers another question. One step on a table that joins all theirs asks the question.
+    Not when documents tell part of it (the earliest customer's contract: the ranking picks a row only)."""
+    frame = read_question(plan.question)
+    if not frame.superlative or frame.documents_tell:
         return plan, []
-    node = plan.nodes[0]
-    return plan.replace(node.label, question=plan.question), [f"{node.label}: asks the question, its ranking was lost"]
+    if any(n.tool != Tool.sql or n.references() or n.sql for n in plan.nodes):
+        return plan, []
+    if len(plan.nodes) == 1 and ranks(plan.nodes[0].question):
+        return plan, []
+    sources = {n.source for n in plan.nodes}
+    node = next((n for n in plan.nodes if sources <= set(schema.sql_tables(n.source))), None)
+    if node is None:
+        return plan, []
+    merged = node.model_copy(update={"question": plan.question, "should_expose_answer": True})
+    merged = merged.model_copy(update={"answer_description": node.answer_description or plan.question})
+    dropped = [n.label for n in plan.nodes if n is not node]
+    plan = plan.model_copy(update={"nodes": (merged,)})
+    return plan, [
+        f"{node.label}: asks the question, its ranking was lost"
+        + (f" (split over {', '.join(dropped)})" if dropped else "")
+    ]
 
 
 def ranks(question: str) -> bool:

@@ -18,7 +18,7 @@ from lakeplanner.contract.store import save_contract
 from lakeplanner.llm.base import LLM, system, user
 
 VERSION_LOG = "schema_versions.jsonl"
-_TERM = re.compile(r"[A-Za-z][A-Za-z0-9-]{3,}")
+TERM = re.compile(r"[A-Za-z][A-Za-z0-9-]{3,}")
 STOP = {
     "what",
     "which",
@@ -88,13 +88,19 @@ def vocabulary(contract: Contract, known: set[str] = frozenset()) -> set[str]:
     return {w.rstrip("s") for w in words if w}
 
 
+def spellings(term: str) -> set[str]:
+    """A term as the vocabulary holds it: singular, and joined when hyphenated (e-mail names email)."""
+    lower = term.lower()
+    return {lower.rstrip("s"), lower.replace("-", "").rstrip("s")}
+
+
 def sufficiency(question: str, contract: Contract, known: set[str] = frozenset()) -> Sufficiency:
     """Content words of the question that nothing in the schema names are unresolved (App. C.2.1).
 
     Words with digits are values (slots), not concepts, and are not checked."""
     vocab = vocabulary(contract, {k.lower() for k in known})
-    terms = [t for t in _TERM.findall(question) if t.lower() not in STOP and not any(c.isdigit() for c in t)]
-    unresolved = [t for t in dict.fromkeys(terms) if t.lower().rstrip("s") not in vocab]
+    terms = [t for t in TERM.findall(question) if t.lower() not in STOP and not any(c.isdigit() for c in t)]
+    unresolved = [t for t in dict.fromkeys(terms) if not spellings(t) & vocab]
     return Sufficiency(sufficient=not unresolved, unresolved=unresolved)
 
 
