@@ -10,6 +10,7 @@ from lakeplanner.execute.synthesize import synthesize
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm import LLM
 from lakeplanner.llm.fake import FakeBackend
+from lakeplanner.question import read_question
 
 
 def read(label: str, what: str, value: str) -> NodeResult:
@@ -38,7 +39,7 @@ def read(label: str, what: str, value: str) -> NodeResult:
 )
 def test_comparisons(question, values, expected):
     results = [read(f"$var_{i}", f"step {i}", v) for i, v in enumerate(values, 1)]
-    decided = compared(question, results)
+    decided = compared(read_question(question), results)
     assert (decided.value if decided else None) == expected
 
 

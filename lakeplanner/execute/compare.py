@@ -13,10 +13,8 @@ import unicodedata
 from dataclasses import dataclass
 
 from lakeplanner.execute.results import NodeResult
+from lakeplanner.question import QuestionFrame
 
-_YES_NO_QUESTION = re.compile(r"^\s*(?:are|is|was|were|do|does|did|have|has|had)\b", re.I)
-_SAME = re.compile(r"\bsame\b", re.I)
-_BOTH = re.compile(r"\bboth\b", re.I)
 _WORD = re.compile(r"[a-z0-9]+")
 STOP = frozenset({"the", "and", "for", "from", "with", "its", "was", "were", "are", "has", "had", "not", "of", "in"})
 
@@ -27,18 +25,18 @@ class Comparison:
     sentence: str  # what each step read, so the judgement can be checked
 
 
-def compared(question: str, exposed: list[NodeResult]) -> Comparison | None:
-    if not _YES_NO_QUESTION.match(question):
+def compared(frame: QuestionFrame, exposed: list[NodeResult]) -> Comparison | None:
+    if frame.judgement is None:
         return None
     read = [(r.question, (r.answer or "").strip()) for r in exposed]
     if len(read) < 2 or not all(value for _, value in read):
         return None
     said = "; ".join(f"{what}: {value}" for what, value in read)
     verdicts = [yes_or_no(value) for _, value in read]
-    if _BOTH.search(question) and all(v is not None for v in verdicts):
+    if frame.judgement == "all" and all(v is not None for v in verdicts):
         return Comparison("yes" if all(verdicts) else "no", said)
-    if _SAME.search(question) and len(read) == 2 and not any(v is not None for v in verdicts):
-        asked = content_words(question)
+    if frame.judgement == "same" and len(read) == 2 and not any(v is not None for v in verdicts):
+        asked = content_words(frame.text)
         first, second = (content_words(value) - asked for _, value in read)
         if first and second:
             return Comparison("yes" if first & second else "no", said)

@@ -425,7 +425,7 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Set
     question = frame.text
     templated = year_arithmetic(frame, exposed)
     listed = per_year_values(frame, exposed)
-    comparison = compared(question, exposed)
+    comparison = compared(frame, exposed)
     extreme = extreme_year(frame, exposed)
     paired = item_arithmetic(frame, exposed) or all_years_average(frame, exposed)
     computed = templated is not None or listed is not None or extreme is not None

@@ -32,6 +32,7 @@ class Lexicon(BaseModel):
     several: list[str]
     which_year: list[str]
     yes_no_openers: list[str]
+    judgement: dict[str, list[str]]
     person_openers: list[str]
     question_words: list[str]
     stopwords: list[str]

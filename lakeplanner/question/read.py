@@ -79,6 +79,7 @@ def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         wh=question_word(text, words),
         entity=entity_of(text, words),
         counted=counted_of(text),
+        judgement=judgement_of(text, operation, words),
         shape=shape_of(text, operation, asks_year, several is not None, words),
     )
 
@@ -102,6 +103,12 @@ def operation_of(text: str, words: Lexicon) -> tuple[Operation, Span | None]:
                 operation = Operation.change
             return operation, span_of(match)
     return Operation.lookup, None
+
+
+def judgement_of(text: str, operation: Operation, words: Lexicon) -> str | None:
+    if operation is not Operation.yes_no:
+        return None
+    return next((kind for kind, phrases in words.judgement.items() if find(phrases, text)), None)
 
 
 def measure_of(text: str, operation: Operation, words: Lexicon) -> Operation | None:
