@@ -647,3 +647,18 @@ def test_an_attribute_one_of_whose_words_names_a_column_is_covered(logistics):
     assert uncovered_terms("What is the licence plate of truck TRK-120?", logistics.contract, [unrelated]) == []
     asked = "What is the fuel consumption of truck TRK-135?"
     assert uncovered_terms(asked, logistics.contract, [unrelated]) == ["fuel", "consumption"]
+
+
+def test_the_one_cell_a_step_read_is_no_answer_when_the_question_names_it():
+    truck = NodeResult(
+        label="$var_1", tool="sql", source="trucks", question="q", rows=[{"truck_id": "TRK-135"}], exposed=True
+    )
+    made_up = {"answer": ["8.5"], "sentence": "It uses 8.5 l per 100 km.", "sources": ["R1"], "abstain": False}
+    answer = synthesize("What is the fuel consumption of truck TRK-135?", [truck], llm_saying(**made_up), Recorder())
+    assert answer.abstained and answer.value is None
+    plate = truck.model_copy(update={"rows": [{"plate": "5155 RER"}]})
+    answer = synthesize("What is the licence plate of truck TRK-135?", [plate], llm_saying(**made_up), Recorder())
+    assert answer.value == "5155 RER"  # the cell the step read answers it
+    dispatched = truck.model_copy(update={"rows": [{"dispatched_at": "2023-02-20 14:35:00+00:00"}]})
+    asked = "How far in advance must a hazardous shipment be declared before dispatch?"
+    assert synthesize(asked, [dispatched], llm_saying(**made_up), Recorder()).abstained  # a date is no duration

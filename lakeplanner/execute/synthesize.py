@@ -290,9 +290,11 @@ def distinct_rows(rows: list[dict]) -> list[dict]:
     return list({json.dumps(row, sort_keys=True, default=str): row for row in rows}.values())
 
 
-def fallback_value(results: list[NodeResult]) -> str | None:
+def fallback_value(results: list[NodeResult], frame: QuestionFrame) -> str | None:
     """A single structured cell is the answer by itself (c_ground 1.0): used when the LLM cannot
-    answer, or when it misquotes the one value the SQL engine computed."""
+    answer, or when it misquotes the one value the SQL engine computed. Not a cell the question
+    itself names (the truck's id, for "what is the fuel consumption of truck TRK-135?"), nor a date
+    where the question asks for a number, an entity or a yes/no ("how long are GPS data kept?")."""
     cells = [
         next(iter(rows[0].values()))
         for r in results
@@ -301,7 +303,11 @@ def fallback_value(results: list[NodeResult]) -> str | None:
     if len(cells) != 1 or cells[0] is None or (isinstance(cells[0], float) and not math.isfinite(cells[0])):
         return None  # NULL, or NaN / infinity from a division by zero: no value
     cell = cells[0]
-    return format_number(float(cell)) if isinstance(cell, float) else str(cell)
+    value = format_number(float(cell)) if isinstance(cell, float) else str(cell)
+    if isinstance(cell, str) and restates(frame.text, value):
+        return None
+    dated = isinstance(cell, dt.date) or _ISO_DATE_START.match(value) is not None
+    return None if dated and frame.shape in ("number", "entity", "yes_no") else value
 
 
 def uncovered_terms(
@@ -386,7 +392,7 @@ def synthesize(
                 data_chars=len(block),
             ).value
         except LakeplannerError as e:
-            value = fallback_value(exposed)
+            value = fallback_value(exposed, frame)
             if value is None:
                 return abstain(answer, f"no answer could be written: {e.message}", started)
             draft = Draft(answer=[value], sentence=value, sources=[], abstain=False)
@@ -465,7 +471,7 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Set
         items, calculated = [format_number(evaluate(paired))], paired
         c_ground = grounding(items[0], exposed, calculated)
         draft = draft.model_copy(update={"sentence": f"{question.rstrip('?')}: {items[0]}.", "abstain": False})
-    if c_ground == 0.0 and (cell := fallback_value(exposed)) is not None:
+    if c_ground == 0.0 and (cell := fallback_value(exposed, frame)) is not None:
         description = next((r.answer_description for r in exposed if r.answer_description), None) or "Answer"
         items, c_ground, calculated = [cell], 1.0, ""
         draft = draft.model_copy(update={"sentence": f"{description}: {cell}."})
