@@ -683,3 +683,26 @@ def test_a_row_cited_by_a_named_document_is_read_by_the_keys_the_document_cites(
     for prose in ("What happened to the shipment in incident report IR-003?", "What caused incident IR-004?"):
         assert restore_cited_rows(searched(prose), known, schema) == (searched(prose), [])  # the document tells it
     assert restore_cited_rows(restored, known, schema) == (restored, [])  # a step reads the cited keys
+
+
+def test_a_fact_of_a_named_kind_of_document_is_searched_there_not_read_from_a_table(logistics):
+    from lakeplanner.plan.cache import known_values
+    from lakeplanner.plan.dataops import restore_document_fact
+
+    known, schema = known_values(logistics), LakeSchema.from_contract(logistics.contract)
+
+    def guessed(question: str) -> Plan:
+        return Plan(question=question, nodes=(shown_sql("$var_1", "staff", "max(weekly_hours) of staff", "hours"),))
+
+    asked = "What is the maximum number of weekly driving hours under the driving hours policy?"
+    restored, edits = restore_document_fact(guessed(asked), known, schema)
+    [search] = restored.nodes
+    assert (search.tool, search.source, search.question) == ("vector", "documents_policies", asked)
+    assert edits == [
+        "$var_1: searches documents_policies: the question asks a fact of the documents it names, not of a table"
+    ]
+    for table_part in (
+        "Which staff members does the overtime policy apply to?",  # names a table
+        "What liability cap does the agreement of the carrier that operates truck TRK-131 set?",  # a row
+    ):
+        assert restore_document_fact(guessed(table_part), known, schema) == (guessed(table_part), [])

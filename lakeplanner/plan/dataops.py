@@ -472,7 +472,41 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     plan, tabled = restore_table_arithmetic(plan, known, schema)
     plan, returned = restore_asked_column(plan, schema)
     plan, cited = restore_cited_rows(plan, known, schema)
-    return plan, named + ranked + searched + counted + tabled + returned + cited
+    plan, policy = restore_document_fact(plan, known, schema)
+    return plan, named + ranked + searched + counted + tabled + returned + cited + policy
+
+
+def restore_document_fact(plan: Plan, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:
+    """The question names a kind of document ("under the driving hours policy") and no table, row or
+    column of the lake, yet every step reads a table: what it asks is a fact of those documents. One
+    search of the collection the question names asks it."""
+    frame = read_question(plan.question)
+    if frame.names_document is None or any(n.tool != Tool.sql for n in plan.nodes):
+        return plan, []
+    if known.find(plan.question.replace(frame.names_document.text, " ")):
+        return plan, []
+    schema_words = {w for table, columns in schema.tables.items() for n in (table, *columns) for w in name_stems(n)}
+    if about(plan.question) & schema_words:
+        return plan, []
+    wanted = name_stems(plan.question) - {"document"}
+    scores = {
+        c: len(wanted & {w for n in schema.collection_names.get(c, {c}) for w in name_stems(n)})
+        for c in sorted(schema.collections)
+    }
+    collection = max(scores, key=scores.__getitem__, default=None)
+    if collection is None or not scores[collection]:
+        return plan, []
+    search = PlanNode(
+        question=plan.question,
+        tool=Tool.vector,
+        label="$var_1",
+        source=collection,
+        should_expose_answer=True,
+        answer_description=plan.question,
+    )
+    return plan.model_copy(update={"nodes": (search,)}), [
+        f"$var_1: searches {collection}: the question asks a fact of the documents it names, not of a table"
+    ]
 
 
 def restore_cited_rows(plan: Plan, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:
