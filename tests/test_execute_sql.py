@@ -247,3 +247,22 @@ def test_the_per_year_example_uses_the_lakes_own_period_column():
     )
     assert period_example(contract, ["report"]) == "`WHERE year IN (2018, 2019)`"
     assert "year" not in period_example(contract, ["carriers"])
+
+
+def test_a_column_of_a_table_the_statement_may_join_is_joined_along_its_foreign_key(logistics):
+    from lakeplanner.execute.sql import with_missing_joins
+    from lakeplanner.plan.validate import LakeSchema
+
+    schema = LakeSchema.from_contract(logistics.contract)
+    allowed = schema.sql_tables("shipments")
+    rail = parse_select("SELECT sum(freight_cost) FROM shipments WHERE mode = 'rail'")
+    assert with_missing_joins(rail, schema.tables, allowed, logistics.contract) == [
+        "joined carriers for its column mode"
+    ]
+    assert rail.sql("duckdb") == (
+        "SELECT SUM(shipments.freight_cost) FROM shipments JOIN carriers ON shipments.carrier = carriers.carrier_code "
+        "WHERE mode = 'rail'"
+    )
+    assert logistics.sql(checked(rail, schema.tables, allowed).sql("duckdb")).num_rows == 1
+    several = parse_select("SELECT name FROM shipments")  # carriers, warehouses and staff name rows: unclear
+    assert with_missing_joins(several, schema.tables, allowed, logistics.contract) == []

@@ -203,7 +203,9 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             ).value.sql
         sql, edits = _fix_names(node, sql, schema)
         try:
-            statement = sqlnode.checked(sqlnode.bind(sql, bindings), schema.tables, tables, settings.row_cap)
+            statement = sqlnode.bind(sql, bindings)
+            edits += sqlnode.with_missing_joins(statement, schema.tables, tables, contract)
+            statement = sqlnode.checked(statement, schema.tables, tables, settings.row_cap)
             edits += sqlnode.fix_category_literals(statement, categories, keep=bound_literals)
             edits += sqlnode.group_compared_values(statement, frame, keep=bound_literals)
             written = statement

@@ -501,6 +501,59 @@ def bind(sql: str, values: dict[str, dict[str, list[Any]]]) -> exp.Select:
     return statement.transform(substitute)
 
 
+def with_missing_joins(
+    statement: exp.Select, tables: dict[str, dict[str, FieldType]], allowed: Sequence[str], contract: Contract
+) -> list[str]:
+    """A column the statement names that its tables lack and one table it may join holds ("mode" of
+    rail shipments, a column of carriers): that table is joined along its foreign key, in place. The
+    statement's own columns are qualified first, so the join makes none of them ambiguous. Only for a
+    statement with no subquery; the edits say which joins were added."""
+    if len(list(statement.find_all(exp.Select))) != 1:
+        return []
+    sources = {t.alias_or_name: t.name for t in statement.find_all(exp.Table)}
+    held = {c for name in sources.values() for c in tables.get(name, {})}
+    named = set(statement.named_selects)
+    missing = [
+        c
+        for c in statement.find_all(exp.Column)
+        if (c.table and c.table not in sources) or (not c.table and c.name not in held and c.name not in named)
+    ]
+    edits: list[str] = []
+    for column in missing:
+        holders = [t for t in allowed if t not in sources.values() and column.name in tables.get(t, {})]
+        if column.table:
+            holders = [t for t in holders if t == column.table]
+        keys = [fk for fk in contract.foreign_keys if len(holders) == 1 and joins(fk, holders[0], sources)]
+        if len(keys) != 1:
+            continue
+        fk, holder = keys[0], holders[0]
+        own, far = (fk.column, fk.target_column) if fk.target == holder else (fk.target_column, fk.column)
+        near = next(alias for alias, name in sources.items() if name in (fk.source, fk.target) and name != holder)
+        if not edits:
+            qualify_own_columns(statement, sources, tables)
+        statement.join(holder, on=exp.column(own, table=near).eq(exp.column(far, table=holder)), copy=False)
+        sources[holder] = holder
+        edits.append(f"joined {holder} for its column {column.name}")
+    return edits
+
+
+def joins(fk, holder: str, sources: dict[str, str]) -> bool:
+    read = set(sources.values())
+    return (fk.target == holder and fk.source in read) or (fk.source == holder and fk.target in read)
+
+
+def qualify_own_columns(
+    statement: exp.Select, sources: dict[str, str], tables: dict[str, dict[str, FieldType]]
+) -> None:
+    """Prefix each unqualified column with the one table read that holds it."""
+    for column in statement.find_all(exp.Column):
+        if column.table:
+            continue
+        owners = [alias for alias, name in sources.items() if column.name in tables.get(name, {})]
+        if len(owners) == 1:
+            column.set("table", exp.to_identifier(owners[0]))
+
+
 def checked(
     statement: exp.Select, tables: dict[str, dict[str, FieldType]], allowed: Iterable[str], limit: int = ROW_LIMIT
 ) -> exp.Select:
