@@ -662,3 +662,19 @@ def test_the_one_cell_a_step_read_is_no_answer_when_the_question_names_it():
     dispatched = truck.model_copy(update={"rows": [{"dispatched_at": "2023-02-20 14:35:00+00:00"}]})
     asked = "How far in advance must a hazardous shipment be declared before dispatch?"
     assert synthesize(asked, [dispatched], llm_saying(**made_up), Recorder()).abstained  # a date is no duration
+
+
+def test_a_lookup_answer_that_is_a_part_of_the_one_text_cell_read_is_that_cell():
+    truck = NodeResult(
+        label="$var_1",
+        tool="sql",
+        source="trucks",
+        question="q",
+        rows=[{"truck_id": "TRK-120", "plate": "5155 RER"}],
+        exposed=True,
+    )
+    part = {"answer": ["5155"], "sentence": "The plate is 5155.", "sources": ["R1"], "abstain": False}
+    answer = synthesize("What is the licence plate of truck TRK-120?", [truck], llm_saying(**part), Recorder())
+    assert answer.value == "5155 RER"
+    asked = "How many seats does truck TRK-120 have?"  # a number asked: the part may be the answer
+    assert synthesize(asked, [truck], llm_saying(**part), Recorder()).value != "5155 RER"

@@ -35,7 +35,7 @@ from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, assistant, clipped, system, user
 from lakeplanner.plan.cache import stem
 from lakeplanner.plan.extension import STOP, TERM, sufficiency
-from lakeplanner.question import QuestionFrame, packs_for, read_question
+from lakeplanner.question import Operation, QuestionFrame, packs_for, read_question
 from lakeplanner.question.read import years_in
 
 ROWS_SHOWN = 20
@@ -437,7 +437,8 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Set
     computed = templated is not None or listed is not None or extreme is not None
     if draft.abstain and not computed and comparison is None and paired is None:
         return Settled([], draft, failure=draft.reason or "the results do not contain the answer")
-    items, calculated = [verbatim(i, exposed) for i in answer_items(frame, draft.answer)], ""
+    items = [whole_cell(verbatim(i, exposed), frame, exposed) for i in answer_items(frame, draft.answer)]
+    calculated = ""
     if frame.asks_year:
         items = [year_stated(year_holding(i, exposed), draft.sentence, question) for i in items]
     if computed:  # listed: one cell per year, in the order named; extreme: the year of the largest or smallest
@@ -522,6 +523,22 @@ def repair_request(failure: str) -> str:
         '(a share of a total: "part / total * 100") and leave answer empty. Abstain when the results do '
         "not hold it."
     )
+
+
+def whole_cell(item: str, frame: QuestionFrame, results: list[NodeResult]) -> str:
+    """The one text cell a one-row lookup read, when the LLM copied only a part of it ("5155" of the
+    plate "5155 RER"); not for a question asking a number, where a part may be the answer."""
+    if frame.operation is not Operation.lookup or frame.shape not in ("text", "entity"):
+        return item
+    cells = [
+        v
+        for r in results
+        if r.tool != "vector" and len(rows := distinct_rows(r.rows)) == 1
+        for v in rows[0].values()
+        if isinstance(v, str)
+    ]
+    parts = [c for c in cells if item != c and item in c.split()]
+    return parts[0] if len(parts) == 1 else item
 
 
 def verbatim(item: str, results: list[NodeResult]) -> str:
