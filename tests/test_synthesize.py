@@ -678,3 +678,20 @@ def test_a_lookup_answer_that_is_a_part_of_the_one_text_cell_read_is_that_cell()
     assert answer.value == "5155 RER"
     asked = "How many seats does truck TRK-120 have?"  # a number asked: the part may be the answer
     assert synthesize(asked, [truck], llm_saying(**part), Recorder()).value != "5155 RER"
+
+
+def test_a_second_question_joined_to_the_first_keeps_its_value():
+    rows = NodeResult(
+        label="$var_1",
+        tool="sql",
+        source="customers",
+        question="q",
+        rows=[{"name": "Kessler & Vogt Maschinenbau", "count_invoice_id": 2}],
+        exposed=True,
+    )
+    both = {"answer": ["Kessler & Vogt Maschinenbau", "2"], "sentence": "Kessler, 2.", "sources": ["R1"]}
+    asked = "Which customer agreed to a payment plan, and how many invoices has that customer been issued in total?"
+    answer = synthesize(asked, [rows], llm_saying(**both, abstain=False), Recorder())
+    assert "Kessler & Vogt Maschinenbau" in answer.value and "2" in answer.value, answer.value
+    one = "Which customer agreed to a payment plan?"
+    assert synthesize(one, [rows], llm_saying(**both, abstain=False), Recorder()).value == "Kessler & Vogt Maschinenbau"

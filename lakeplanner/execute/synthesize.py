@@ -598,7 +598,7 @@ def answer_items(frame: QuestionFrame, written: list[str]) -> list[str]:
     """The LLM's items, blank and repeated ones dropped, without a restated question ("The table shows
     X" to "what does the table show?" is X); only the first when the question asks for one value."""
     items = list(dict.fromkeys(unrestated(frame.text, item) for item in written if item.strip()))
-    return items if frame.several else items[:1]
+    return items if frame.several else items[:2] if frame.second_ask else items[:1]
 
 
 def unrestated(question: str, item: str) -> str:

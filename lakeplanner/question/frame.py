@@ -87,6 +87,7 @@ class QuestionFrame(_Frozen):
     asks_year: bool = False  # the answer is a year ("in which year ...")
     several: bool = False  # the answer is a list ("... respectively", "each", "which years")
     several_span: Span | None = None
+    second_ask: Span | None = None  # "..., and how many invoices ...": a second value is asked
     reason: Span | None = None  # the cue of a why / reason question
     document: Span | None = None  # the clause that says a document tells part of it ("according to", "because")
     names_document: Span | None = None  # a kind of document it names ("the driving hours policy")

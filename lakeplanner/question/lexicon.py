@@ -30,6 +30,7 @@ class Lexicon(BaseModel):
     document_nouns: list[str]
     not_documents: list[str]
     several: list[str]
+    joined_asks: list[str]
     which_year: list[str]
     yes_no_openers: list[str]
     judgement: dict[str, list[str]]

@@ -71,6 +71,7 @@ def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         asks_year=asks_year,
         several=several is not None,
         several_span=several,
+        second_ask=find(words.joined_asks, text),
         reason=reason,
         document=document_clause(text, words),
         names_document=find(words.document_nouns, text),
