@@ -706,3 +706,27 @@ def test_a_fact_of_a_named_kind_of_document_is_searched_there_not_read_from_a_ta
         "What liability cap does the agreement of the carrier that operates truck TRK-131 set?",  # a row
     ):
         assert restore_document_fact(guessed(table_part), known, schema) == (guessed(table_part), [])
+
+
+def test_a_document_the_question_names_through_a_row_is_searched_through_the_rows_link(schema):
+    from lakeplanner.plan.dataops import restore_linked_search
+
+    asked = "What monthly availability (uptime) does the contract of the customer that signed up earliest guarantee?"
+    earliest = shown_sql("$var_1", "customers", "signup_date of the customer who signed up earliest", "a date")
+    count = shown_sql("$var_2", "invoices", "number of invoices of the earliest customer", "a count")
+    restored, edits = restore_linked_search(Plan(question=asked, nodes=(earliest, count)), schema)
+    picker, search = restored.nodes
+    assert (picker.returns, picker.should_expose_answer) == (("contract_document_id",), False)
+    assert (search.tool, search.source, search.filter, search.question) == (
+        "vector",
+        "documents_contracts",
+        "document_id IN $var_1.contract_document_id",
+        asked,
+    )
+    assert validate(restored, schema) == [] and len(edits) == 1
+    for table_answer in (
+        "How many customers have a contract?",  # a count of rows
+        "What is the signup date of the customer whose contract is CTR-C003?",  # a column holds it
+    ):
+        plan = Plan(question=table_answer, nodes=(earliest,))
+        assert restore_linked_search(plan, schema) == (plan, [])

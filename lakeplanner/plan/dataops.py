@@ -473,7 +473,52 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     plan, returned = restore_asked_column(plan, schema)
     plan, cited = restore_cited_rows(plan, known, schema)
     plan, policy = restore_document_fact(plan, known, schema)
-    return plan, named + ranked + searched + counted + tabled + returned + cited + policy
+    plan, linked = restore_linked_search(plan, schema)
+    return plan, named + ranked + searched + counted + tabled + returned + cited + policy + linked
+
+
+def restore_linked_search(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
+    """The question names a kind of document linked to a table ("the contract of the customer that
+    signed up earliest"), yet no step searches documents: the rows it asks for only pick the
+    document. The sql step on a table holding the link (or joining one) returns the link column, the
+    collection named by its own name or the link column's ("agreement"), and a search of
+    the linked collection, filtered to those documents, answers; steps nobody then reads are dropped."""
+    frame = read_question(plan.question)
+    if frame.names_document is None or frame.operation is not Operation.lookup or frame.attribute is None:
+        return plan, []
+    if any(n.tool != Tool.sql for n in plan.nodes):
+        return plan, []
+    wanted = name_stems(frame.names_document.text)
+    for node in (n for n in plan.nodes if not n.references()):
+        if asked_column(frame.attribute.text, schema.reachable_columns(node.source)) is not None:
+            continue  # a column holds what is asked: the documents only name the row
+        for collection in sorted(schema.collections):
+            columns = sorted(schema.link_columns(node.source, collection))
+            named_by = (*schema.collection_names.get(collection, {collection}), *columns)
+            names = {w for n in named_by for w in name_stems(n)}
+            if len(columns) == 1 and wanted & names:
+                return searched_through(plan, node, collection, columns[0])
+    return plan, []
+
+
+def searched_through(plan: Plan, node: PlanNode, collection: str, column: str) -> tuple[Plan, list[str]]:
+    picker = node.model_copy(
+        update={"returns": tuple(dict.fromkeys((*node.returns, column))), "should_expose_answer": False}
+    )
+    search = PlanNode(
+        question=plan.question,
+        tool=Tool.vector,
+        label="$var_0",
+        source=collection,
+        filter=f"document_id IN {node.label}.{column}",
+        should_expose_answer=True,
+        answer_description=plan.question,
+    )
+    nodes = relabel((picker, search))
+    return plan.model_copy(update={"nodes": nodes}), [
+        f"{nodes[1].label}: searches {collection} through the {column} of the rows {node.label} picks "
+        f"(the question names its documents); its other steps dropped"
+    ]
 
 
 def restore_document_fact(plan: Plan, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:
