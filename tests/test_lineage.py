@@ -143,3 +143,12 @@ def test_spans_also_go_to_a_configured_otlp_endpoint(sample_lake):
             answer.trace_id
         }
     assert {"lakeplanner.ask", "node $var_1", "sql.execute"} <= names
+
+
+def test_the_root_span_holds_the_question_frame_with_the_lake_values_it_names(answered):
+    lake, answer = answered
+    root = next(s for s in read_spans(lake.path, answer.trace_id) if s["name"] == "lakeplanner.ask")
+    frame = json.loads(attribute_values(root)["lakeplanner.question.frame"])
+    named = {(v["span"]["text"], v["column"]) for v in frame["values"]}
+    assert ("INV-1078", "invoices.invoice_id") in named
+    assert all(TWO_HOP[v["span"]["start"] : v["span"]["end"]] == v["span"]["text"] for v in frame["values"])

@@ -25,6 +25,7 @@ from lakeplanner.plan.model import Plan
 from lakeplanner.plan.planner import Planner, PlanResult
 from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.question import QuestionFrame, packs_for, read_question
+from lakeplanner.question.read import with_values
 
 OnResult = Callable[[NodeResult], None]
 
@@ -126,12 +127,14 @@ def ask(
         ) as root:
             trace_id = format(root.get_span_context().trace_id, "032x")
             frame = read_question(question, packs_for(lake.contract))
-            root.set_attribute("lakeplanner.question.frame", json.dumps(frame.summary()))
             planning = Recorder()
             with lineage.span("lakeplanner.plan") as span:
                 planner = planner or Planner(
                     lake, RecordingLLM(executor.llm, planning, "plan"), context=context, use_cache=use_cache
                 )
+                if isinstance(planner, Planner):
+                    frame = with_values(frame, planner.known.find(question))
+                root.set_attribute("lakeplanner.question.frame", json.dumps(frame.summary()))
                 planned = planner.plan(question)
                 emit(lineage, planning)
                 span.set_attributes(

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 
-from lakeplanner.question.frame import MEASURED, MEASURES, Operation, Period, QuestionFrame, Span
+from lakeplanner.question.frame import MEASURED, MEASURES, BoundValue, Operation, Period, QuestionFrame, Span
 from lakeplanner.question.lexicon import Lexicon, cached_pattern, lexicon
 
 YEAR = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)(?:19|20)\d{2}(?![\w%]|[.,]\d|-[A-Za-z])")
@@ -83,6 +84,16 @@ def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         judgement=judgement_of(text, operation, words),
         shape=shape_of(text, operation, asks_year, several is not None, words),
     )
+
+
+def with_values(frame: QuestionFrame, found: Iterable[tuple[int, int, str]]) -> QuestionFrame:
+    """The frame with the lake's values the question names (start, end, table.column), each bound to
+    the column that holds it: the lake's half of reading a question, done where the lake is known."""
+    values = tuple(
+        BoundValue(span=Span(start=start, end=end, text=frame.text[start:end]), column=column)
+        for start, end, column in found
+    )
+    return frame.model_copy(update={"values": values})
 
 
 def find(phrases: list[str], text: str) -> Span | None:
