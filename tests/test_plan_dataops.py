@@ -159,10 +159,12 @@ def test_redundant_steps_are_dropped_and_a_wrong_tool_is_switched(schema):
 
 def test_a_sql_step_on_a_collection_reads_the_table_it_names(schema):
     customer = PlanNode(question="customer of the payment plan", tool="vector", label="$var_1", source="documents")
-    count = shown_sql("$var_2", "documents_contracts", "number of invoices of $var_1.customer_id", "a count")
+    count = shown_sql(
+        "$var_2", "documents_contracts", "number of invoices issued by the customer in $var_1.customer_id", "a count"
+    )
     result = repair(Plan(question="How many invoices has it?", nodes=(customer, count)), schema)
     assert (result.plan.nodes[-1].tool, result.plan.nodes[-1].source) == ("sql", "invoices")
-    assert "$var_2: sql on documents_contracts -> invoices (the table it names)" in result.edits
+    assert "$var_2: sql on documents_contracts -> invoices (the table it names first)" in result.edits
 
 
 def test_a_reference_is_pointed_at_the_link_column(schema):

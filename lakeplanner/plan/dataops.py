@@ -312,10 +312,9 @@ class Fixer:
         names one table ("number of invoices of $var_1.customer_id" on contracts) reads that table."""
         if node is None:
             return plan
-        asked = about(REFERENCE.sub(" ", node.question))  # a bound column names what is matched, not read
-        named = [t for t in sorted(self.schema.tables) if name_stems(t) <= asked]
-        if node.tool == Tool.sql and node.source in self.schema.collections and len(named) == 1:
-            self.edits.append(f"{node.label}: sql on {node.source} -> {named[0]} (the table it names)")
+        named = tables_named(REFERENCE.sub(" ", node.question), self.schema)  # a bound column is matched, not read
+        if node.tool == Tool.sql and node.source in self.schema.collections and named:
+            self.edits.append(f"{node.label}: sql on {node.source} -> {named[0]} (the table it names first)")
             return plan.replace(node.label, source=named[0])
         tool = Tool.sql if node.source in self.schema.tables else Tool.vector
         if node.tool == tool.value:  # an earlier finding on this step switched it
@@ -690,6 +689,15 @@ def document_clause(question: str) -> str | None:
     start = next((m.end() for m in reversed(list(CLAUSE_BREAK.finditer(question))) if m.end() <= told.start), 0)
     end = next((m.start() for m in CLAUSE_BREAK.finditer(question) if m.start() >= told.end), len(question))
     return question[start:end].strip(" ?.,")
+
+
+def tables_named(text: str, schema: LakeSchema) -> list[str]:
+    """The tables whose names the text says, in the order it says them ("number of invoices issued by
+    the customer": invoices, then customers)."""
+    words = [stem(w) for w in WORD.findall(text.lower())]
+    first = {t: min((i for i, w in enumerate(words) if w in name_stems(t)), default=-1) for t in schema.tables}
+    said = [t for t in schema.tables if name_stems(t) <= set(words)]
+    return sorted(said, key=first.__getitem__)
 
 
 def name_stems(name: str) -> set[str]:
