@@ -732,3 +732,34 @@ def test_a_document_the_question_names_through_a_row_is_searched_through_the_row
     ):
         plan = Plan(question=table_answer, nodes=(earliest,))
         assert restore_linked_search(plan, schema) == (plan, [])
+
+
+def test_a_key_a_search_cannot_return_is_matched_by_the_name_it_read(schema):
+    memo = PlanNode(
+        question="customer_id of the customer who agreed to a payment plan",
+        tool="vector",
+        label="$var_1",
+        source="documents",
+        returns=("customer_id",),
+    )
+    count = shown_sql(
+        "$var_2", "invoices", "number of invoices of the customer with customer_id in $var_1.customer_id", "n"
+    )
+    assert any(f.code is Code.unknown_reference_column for f in validate(Plan(nodes=(memo, count)), schema))
+    result = repair(Plan(question="q", nodes=(memo, count)), schema)
+    assert result.ok, result.findings
+    assert result.plan.nodes[1].question == "number of invoices of the customer with customers.name in $var_1.answer"
+
+
+def test_a_step_naming_another_value_of_a_column_the_question_names_is_pointed_back(logistics):
+    from lakeplanner.plan.cache import known_values
+    from lakeplanner.plan.dataops import restore_swapped_values
+
+    known = known_values(logistics)
+    asked = "How did the number of delayed shipments change from 2023 to 2024?"
+    step = shown_sql("$var_1", "shipments", "number of shipments with status 'lost' from 2023 to 2024", "a change")
+    restored, edits = restore_swapped_values(Plan(question=asked, nodes=(step,)), known)
+    assert restored.nodes[0].question == "number of shipments with status 'delayed' from 2023 to 2024"
+    assert edits == ["$var_1: shipments.status 'lost' -> 'delayed', the value the question names"]
+    both = Plan(question="How many shipments were delayed or lost in 2024?", nodes=(step,))
+    assert restore_swapped_values(both, known) == (both, [])  # the question names the step's value too

@@ -210,7 +210,23 @@ class Fixer:
                 question = compared.sub(rf"{link}\g<1>{new}", node.question).replace(old, new)
                 changes = {"question": question}
                 self.edits.append(f"{node.label}: reference {old} -> {link} in {new} (the documents' link)")
+            elif label := self.label_of_key(node, source, ref.column):
+                old, new = f"{ref.label}.{ref.column}", f"{ref.label}.{VECTOR_ANSWER}"
+                compared = re.compile(rf"\b{re.escape(ref.column)}(\s+(?:in|=|is)\s+){re.escape(old)}\b")
+                question = compared.sub(rf"{label}\g<1>{new}", node.question).replace(old, new)
+                changes = {"question": question}
+                self.edits.append(f"{node.label}: reference {old} -> {label} in {new} (the name the search read)")
         return plan.replace(node.label, **changes) if changes else plan
+
+    def label_of_key(self, node: PlanNode, producer: PlanNode, column: str) -> str | None:
+        """table.label for a key column a search cannot return ("customer_id" of the customer a memo
+        names): the search read the row's name, which the step matches in the label column."""
+        if node.tool != Tool.sql or producer.tool != Tool.vector or node.sql:
+            return None
+        for table in self.schema.sql_tables(node.source):
+            if self.schema.identifiers.get(table) == (column,) and (label := self.schema.labels.get(table)):
+                return f"{table}.{label}"
+        return None
 
     def document_link(self, node: PlanNode, producer: PlanNode) -> str | None:
         """The one column of a sql step's table (or a joined one) that names the documents a search
@@ -465,6 +481,7 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     """What the question asks that the planner's steps dropped, put back: the ids it names, the
     ranking of a one-step plan, a part only documents tell (searched first), and a count."""
     plan, named = restore_named_ids(plan, known, schema)
+    plan, swapped = restore_swapped_values(plan, known)
     plan, ranked = restore_ranking(plan, schema)
     plan, searched = restore_document_start(plan, schema)
     plan, counted = restore_count(plan, schema)
@@ -473,7 +490,35 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     plan, cited = restore_cited_rows(plan, known, schema)
     plan, policy = restore_document_fact(plan, known, schema)
     plan, linked = restore_linked_search(plan, schema)
-    return plan, named + ranked + searched + counted + tabled + returned + cited + policy + linked
+    return plan, named + swapped + ranked + searched + counted + tabled + returned + cited + policy + linked
+
+
+def restore_swapped_values(plan: Plan, known: KnownValues) -> tuple[Plan, list[str]]:
+    """A step that names one value of a column where the question names another of the same column
+    ("status 'lost'" for "the number of delayed shipments") asks about other rows: it names the
+    question's value instead. Only when each names exactly one value of that column."""
+    asked = values_by_column(plan.question, known)
+    edits = []
+    for node in plan.nodes:
+        for column, said in values_by_column(node.question, known).items():
+            wanted = asked.get(column, set())
+            if len(said) != 1 or len(wanted) != 1 or said == wanted:
+                continue
+            (old,), (new,) = said, wanted
+            if old.casefold() in plan.question.casefold():
+                continue
+            pattern = re.compile(rf"(?<![\w-]){re.escape(old)}(?![\w-])", re.I)
+            update = {k: pattern.sub(new, v) for k, v in (("question", node.question), ("sql", node.sql)) if v}
+            plan = plan.replace(node.label, **update)
+            edits.append(f"{node.label}: {column} '{old}' -> '{new}', the value the question names")
+    return plan, edits
+
+
+def values_by_column(text: str, known: KnownValues) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for start, end, column in known.find(text):
+        out.setdefault(column, set()).add(text[start:end])
+    return out
 
 
 def restore_linked_search(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:

@@ -27,6 +27,7 @@ NUMERIC = {FieldType.integer, FieldType.number}
 
 NAMED_FILES = 200  # file names that describe a collection; a corpus of thousands adds nothing
 VECTOR_ANSWER = "answer"  # a vector node's result also carries the value it read in the evidence
+SEARCH_COLUMNS = frozenset({"document_id", "title", "linked_table", "linked_keys", "linked_key"})
 
 
 class Code(StrEnum):
@@ -296,15 +297,18 @@ def check_references(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
 
 
 def output_columns(node: PlanNode, schema: LakeSchema) -> set[str]:
-    """Columns a node's result carries: declared returns, else its SELECT list, else its source's columns."""
-    answer = {VECTOR_ANSWER} if node.tool == Tool.vector else set()
+    """Columns a node's result carries: declared returns, else its SELECT list, else its source's columns.
+    A search carries its collection's fields, the keys its documents cite and the answer it read,
+    whatever it declares: a table's column (customer_id) is no column of its result."""
+    if node.tool == Tool.vector:
+        return {*schema.columns(node.source), *SEARCH_COLUMNS, VECTOR_ANSWER}
     if node.returns:
-        return set(node.returns) | answer
+        return set(node.returns)
     if node.sql:
         selected = select_names(node.sql)
         if selected and "*" not in selected:
             return selected
-    return set(schema.columns(node.source)) | answer
+    return set(schema.columns(node.source))
 
 
 def check_acyclic(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
