@@ -7,6 +7,7 @@ from sqlglot import exp
 from lakeplanner.contract.models import FieldType
 from lakeplanner.execute.engines import iceberg_filter, pushdown
 from lakeplanner.execute.sql import SqlError, bind, checked, parse_select, with_row_keys
+from lakeplanner.plan.model import PlanNode
 
 TABLES = {
     "customers": {"customer_id": FieldType.string, "name": FieldType.string, "segment": FieldType.string},
@@ -266,3 +267,44 @@ def test_a_column_of_a_table_the_statement_may_join_is_joined_along_its_foreign_
     assert logistics.sql(checked(rail, schema.tables, allowed).sql("duckdb")).num_rows == 1
     several = parse_select("SELECT name FROM shipments")  # carriers, warehouses and staff name rows: unclear
     assert with_missing_joins(several, schema.tables, allowed, logistics.contract) == []
+
+
+def test_a_name_a_search_read_is_matched_against_the_column_the_step_names(logistics):
+    """The step says "carriers.name in $var_1.answer"; a statement comparing the key column with it
+    compares the name column, joined along the foreign key."""
+    from lakeplanner.execute.sql import with_missing_joins
+    from lakeplanner.plan.model import PlanNode
+    from lakeplanner.plan.validate import LakeSchema
+
+    node = PlanNode(
+        label="$var_2",
+        tool="sql",
+        source="shipments",
+        question="number of shipments of the carrier with carriers.name in $var_1.answer",
+    )
+    assert node.matched_columns() == {"$var_1.answer": ("carriers", "name")}
+    schema = LakeSchema.from_contract(logistics.contract)
+    allowed = schema.sql_tables("shipments")
+    name = logistics.sql("SELECT name FROM carriers ORDER BY name LIMIT 1").column(0)[0].as_py()
+    statement = bind(
+        "SELECT COUNT(*) FROM shipments WHERE carrier IN ($var_1.answer)",
+        {"$var_1": {"answer": [name]}},
+        node.matched_columns(),
+    )
+    assert with_missing_joins(statement, schema.tables, allowed, logistics.contract) == [
+        "joined carriers for its column name"
+    ]
+    assert "carriers.name IN (" in statement.sql("duckdb")
+    assert logistics.sql(checked(statement, schema.tables, allowed).sql("duckdb")).column(0)[0].as_py() > 0
+    already = bind(
+        "SELECT COUNT(*) FROM shipments AS s JOIN carriers AS c ON s.carrier = c.carrier_code "
+        "WHERE c.name IN ($var_1.answer)",
+        {"$var_1": {"answer": [name]}},
+        node.matched_columns(),
+    )
+    assert "c.name IN (" in already.sql("duckdb")
+
+
+def test_a_reference_compared_between_two_bound_values_names_no_table():
+    node = PlanNode(label="$var_3", tool="sql", source="t", question="rows with $var_2.x in $var_1.y")
+    assert node.matched_columns() == {}

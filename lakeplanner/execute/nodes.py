@@ -191,6 +191,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     named = sqlnode.named_values(categories, node.question)
     told = 0  # characters of held values the feedback shows
     bindings = bound_values(node, inputs)
+    matched = {ref: (t, c) for ref, (t, c) in node.matched_columns().items() if c in schema.tables.get(t, {})}
     bound_literals = {str(v) for columns in bindings.values() for values in columns.values() for v in values}
     for attempt in range(settings.sql_retries + 1):
         if sql is None or feedback is not None:
@@ -203,7 +204,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             ).value.sql
         sql, edits = _fix_names(node, sql, schema)
         try:
-            statement = sqlnode.bind(sql, bindings)
+            statement = sqlnode.bind(sql, bindings, matched)
             edits += sqlnode.with_missing_joins(statement, schema.tables, tables, contract)
             statement = sqlnode.checked(statement, schema.tables, tables, settings.row_cap)
             edits += sqlnode.fix_category_literals(statement, categories, keep=bound_literals)

@@ -459,10 +459,16 @@ def parse_select(sql: str, dialect: str = "duckdb") -> exp.Select:
     return statements[0]
 
 
-def bind(sql: str, values: dict[str, dict[str, list[Any]]]) -> exp.Select:
+def bind(
+    sql: str, values: dict[str, dict[str, list[Any]]], matched: dict[str, tuple[str, str]] | None = None
+) -> exp.Select:
     """Parse `sql`, replacing each `$var_n.column` by the bound values as literals (an IN list, or a
-    single literal where a list cannot go). `values`: label -> column -> values."""
+    single literal where a list cannot go). `values`: label -> column -> values. `matched`: the
+    (table, column) the step's question matches a reference against (PlanNode.matched_columns); a
+    statement comparing it with another column compares it with that one (a searched customer's name
+    is matched against customers.name, not customers' id column)."""
     refs: dict[str, list[Any]] = {}
+    targets: dict[str, tuple[str, str]] = {}
 
     def to_placeholder(match) -> str:
         number, column = match.group(1), match.group(2)
@@ -473,12 +479,26 @@ def bind(sql: str, values: dict[str, dict[str, list[Any]]]) -> exp.Select:
             raise SqlError(f"{match.group(0)} is not bound", hint=f"{label} returns {sorted(values.get(label, {}))}")
         name = _placeholder(number, column)
         refs[name] = values[label][column]
+        if target := (matched or {}).get(f"{label}.{column}"):
+            targets[name] = target
         return name
 
     statement = parse_select(REFERENCE.sub(to_placeholder, sql))
+    aliases = {t.name: t.alias_or_name for t in statement.find_all(exp.Table)}
+
+    def matched_column(compared: exp.Expression, placeholder: str) -> exp.Expression:
+        if placeholder not in targets or not isinstance(compared, exp.Column):
+            return compared
+        table, column = targets[placeholder]
+        if compared.name == column:
+            return compared
+        return exp.column(column, table=aliases.get(table, table))
 
     def substitute(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.In):
+            for item in node.expressions:
+                if isinstance(item, exp.Column) and item.name in refs:
+                    node.set("this", matched_column(node.this, item.name))
             expanded = []
             for item in node.expressions:
                 if isinstance(item, exp.Column) and item.name in refs:
@@ -487,7 +507,10 @@ def bind(sql: str, values: dict[str, dict[str, list[Any]]]) -> exp.Select:
                     expanded.append(item)
             return node.set("expressions", expanded) or node
         if isinstance(node, exp.EQ) and isinstance(node.right, exp.Column) and node.right.name in refs:
-            return exp.In(this=node.left, expressions=[_literal(v) for v in refs[node.right.name]] or [exp.null()])
+            return exp.In(
+                this=matched_column(node.left, node.right.name),
+                expressions=[_literal(v) for v in refs[node.right.name]] or [exp.null()],
+            )
         if isinstance(node, exp.Column) and node.name in refs:
             bound = refs[node.name]
             if len(bound) != 1:

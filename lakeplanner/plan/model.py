@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 LABEL = re.compile(r"^\$var_[1-9][0-9]*$")
 REFERENCE = re.compile(r"\$var_([0-9]+)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
+# "customers.name in $var_1.answer": the column of a table a bound value is matched against
+MATCHED = re.compile(r"(?<![$\w])([A-Za-z_]\w*)\.([A-Za-z_]\w*)\s+(?:in|=|is)\s+(\$var_[0-9]+\.[A-Za-z_]\w*)")
 
 
 class Tool(StrEnum):
@@ -50,6 +52,10 @@ class PlanNode(BaseModel):
     def references(self) -> list[VarRef]:
         text = " ".join(t for t in (self.question, self.sql, self.filter) if t)
         return [VarRef(label=f"$var_{n}", column=c) for n, c in REFERENCE.findall(text)]
+
+    def matched_columns(self) -> dict[str, tuple[str, str]]:
+        """`$var_n.column` -> (table, column) the question says its values are matched against."""
+        return {reference: (table, column) for table, column, reference in MATCHED.findall(self.question)}
 
 
 class Plan(BaseModel):
