@@ -763,3 +763,20 @@ def test_a_step_naming_another_value_of_a_column_the_question_names_is_pointed_b
     assert edits == ["$var_1: shipments.status 'lost' -> 'delayed', the value the question names"]
     both = Plan(question="How many shipments were delayed or lost in 2024?", nodes=(step,))
     assert restore_swapped_values(both, known) == (both, [])  # the question names the step's value too
+
+
+def test_a_step_counting_the_number_of_rows_counts_and_the_entity_asked_first_is_shown(schema):
+    from lakeplanner.plan.dataops import restore_count, restore_first_ask
+
+    asked = "Which customer agreed to a payment plan, and how many invoices has that customer been issued in total?"
+    found = search("$var_1", "customer_id of the customer who agreed to a payment plan")
+    counting = shown_sql("$var_2", "invoices", "number of invoices of customers.name in $var_1.answer", "a count")
+    plan = Plan(question=asked, nodes=(found, counting))
+    assert restore_count(plan, schema) == (plan, [])  # "number of" counts
+    restored, edits = restore_first_ask(plan)
+    assert [n.should_expose_answer for n in restored.nodes] == [True, True]
+    assert edits == ["$var_1: shown too, it reads the customer the question asks for first"]
+    one_ask = plan.model_copy(update={"question": "How many invoices has the customer who agreed to a plan been issued?"})
+    assert restore_first_ask(one_ask) == (one_ask, [])
+    unrelated = plan.replace("$var_1", question="the payment plan's terms")
+    assert restore_first_ask(unrelated) == (unrelated, [])

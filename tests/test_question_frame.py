@@ -123,3 +123,32 @@ def test_the_measure_is_what_a_change_is_taken_of(question, measure):
 def test_the_attribute_is_the_head_of_what_is_asked(question, attribute):
     frame = read_question(question)
     assert (frame.attribute.text if frame.attribute else None) == attribute
+
+
+@pytest.mark.parametrize(
+    ("text", "operation"),
+    [
+        ("number of invoices issued by customer C001", Operation.count),  # a step's noun phrase
+        ("count of delayed shipments in 2024", Operation.count),
+        ("What is the phone number of the billing contact for invoice INV-1001?", Operation.lookup),
+    ],
+)
+def test_a_phrase_opening_with_number_of_counts_and_a_phone_number_does_not(text, operation):
+    assert read_question(text).operation is operation
+
+
+@pytest.mark.parametrize(
+    ("question", "unit", "seconds"),
+    [
+        ("How many hours did shipment SHP-20054 take from dispatch to delivery?", "hours", 3600),
+        ("Within how many days of delivery must a claim be filed?", "days", 86400),
+        ("How many more kilograms can truck TRK-126 carry than truck TRK-103?", "kilograms", None),
+        ("How much more euro did carrier A bill?", "euro", None),
+        ("How many invoices were issued in 2024?", None, None),
+    ],
+)
+def test_a_quantity_asked_in_a_unit_is_no_count(question, unit, seconds):
+    frame = read_question(question)
+    assert (frame.unit.text if frame.unit else None, frame.seconds_per_unit) == (unit, seconds)
+    assert (frame.operation is Operation.count) is (unit is None)
+    assert frame.shape == "number"

@@ -490,7 +490,30 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     plan, cited = restore_cited_rows(plan, known, schema)
     plan, policy = restore_document_fact(plan, known, schema)
     plan, linked = restore_linked_search(plan, schema)
-    return plan, named + swapped + ranked + searched + counted + tabled + returned + cited + policy + linked
+    plan, shown = restore_first_ask(plan)
+    lost = named + swapped + ranked + searched + counted + tabled + returned + cited + policy + linked
+    return plan, lost + shown
+
+
+def restore_first_ask(plan: Plan) -> tuple[Plan, list[str]]:
+    """A question asking two things ("which customer ..., and how many invoices ...") whose first,
+    the entity, only an unshown step reads (the search that found the customer's name): that step is
+    shown too, so the answer names the entity beside the second value."""
+    frame = read_question(plan.question)
+    if frame.second_ask is None or frame.entity is None:
+        return plan, []
+    shown = [n for n in plan.nodes if n.should_expose_answer]
+    read = {r.label for n in shown for r in n.references()}
+    wanted = name_stems(frame.entity)
+    readers = [
+        n for n in plan.nodes if not n.should_expose_answer and n.label in read and wanted & name_stems(n.question)
+    ]
+    if not shown or len(readers) != 1:
+        return plan, []
+    label = readers[0].label
+    return plan.replace(label, should_expose_answer=True), [
+        f"{label}: shown too, it reads the {frame.entity} the question asks for first"
+    ]
 
 
 def restore_swapped_values(plan: Plan, known: KnownValues) -> tuple[Plan, list[str]]:

@@ -35,6 +35,9 @@ class Lexicon(BaseModel):
     yes_no_openers: list[str]
     judgement: dict[str, list[str]]
     person_openers: list[str]
+    count_openers: list[str]
+    time_units: dict[str, int]
+    quantity_units: list[str]
     question_words: list[str]
     stopwords: list[str]
     computed_heads: list[str]
@@ -53,6 +56,12 @@ class Lexicon(BaseModel):
             else:
                 merged[key] = [*merged[key], *words]
         return Lexicon.model_validate(merged)
+
+
+def unit_stem(word: str) -> str:
+    """'hours' -> 'hour', 'kilometres' -> 'kilometre', 'kg' -> 'kg'."""
+    word = word.lower()
+    return word[:-1] if word.endswith("s") and len(word) > 3 and not word.endswith("ss") else word
 
 
 def phrase_pattern(phrases: list[str], joined: bool = False) -> re.Pattern | None:

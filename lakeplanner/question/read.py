@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 
 from lakeplanner.question.frame import MEASURED, MEASURES, BoundValue, Operation, Period, QuestionFrame, Span
-from lakeplanner.question.lexicon import Lexicon, cached_pattern, lexicon
+from lakeplanner.question.lexicon import Lexicon, cached_pattern, lexicon, unit_stem
 
 YEAR = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)(?:19|20)\d{2}(?![\w%]|[.,]\d|-[A-Za-z])")
 YEAR_RANGE = re.compile(
@@ -23,6 +23,7 @@ FROM_TO = re.compile(
 WORD = re.compile(r"[\w'&-]+")
 WHICH = re.compile(r"\bwhich\s+(?:one\s+of\s+the\s+)?([a-z][\w-]*)", re.I)
 HOW_MANY = re.compile(r"\bhow many\s+(?:more\s+|fewer\s+|less\s+|of\s+the\s+)?([a-z][\w-]*)", re.I)
+HOW_MUCH = re.compile(r"\bhow much\s+(?:more\s+|less\s+)?([a-z][\w-]*)", re.I)
 TOP = re.compile(r"\b(?:top|first|last|bottom)\s+(\d{1,3})\b", re.I)
 ASKED = re.compile(
     r"^\s*(?:what|which|who|how much|how many)\s+(?:is|are|was|were|did|does|do)?\s*(?P<subject>[^?]+)", re.I
@@ -40,7 +41,8 @@ def span_of(match: re.Match, group: int = 0) -> Span:
 def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
     """The frame of `text` under the lexicon with `packs` switched on."""
     words = lexicon(packs)
-    operation, operation_span = operation_of(text, words)
+    unit = unit_of(text, words)
+    operation, operation_span = operation_of(text, words, unit)
     direction, direction_span = direction_of(text, words)
     periods = periods_of(text)
     several = find(words.several, text)
@@ -58,7 +60,7 @@ def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         packs=packs,
         operation=operation,
         operation_span=operation_span,
-        measure=measure_of(text, operation, words),
+        measure=measure_of(text, operation, words, unit),
         absolute=find(words.absolute, text) is not None,
         percent=PERCENT.search(text) is not None,
         direction=direction,
@@ -80,9 +82,11 @@ def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         attribute=attribute_of(subject, words),
         wh=question_word(text, words),
         entity=entity_of(text, words),
-        counted=counted_of(text),
+        counted=None if unit else counted_of(text),
+        unit=unit,
+        seconds_per_unit=words.time_units.get(unit_stem(unit.text)) if unit else None,
         judgement=judgement_of(text, operation, words),
-        shape=shape_of(text, operation, asks_year, several is not None, words),
+        shape="number" if unit and not asks_year else shape_of(text, operation, asks_year, several is not None, words),
     )
 
 
@@ -102,13 +106,17 @@ def find(phrases: list[str], text: str) -> Span | None:
     return span_of(match) if match else None
 
 
-def operation_of(text: str, words: Lexicon) -> tuple[Operation, Span | None]:
+def operation_of(text: str, words: Lexicon, unit: Span | None = None) -> tuple[Operation, Span | None]:
     """The first operation, in lexicon order, whose cue the question holds (an average of a rate that
-    a label prefix names, 'weighted average', is no operation)."""
+    a label prefix names, 'weighted average', is no operation; 'how many hours' asks a quantity, not a count)."""
+    if (opening := find(words.count_openers, text)) and not text[: opening.start].strip():
+        return Operation.count, opening
     for name, phrases in words.operations.items():
         pattern = cached_pattern(tuple(phrases))
         for match in pattern.finditer(text) if pattern else ():
             if name == "average" and labelled(text[: match.start()], words.label_prefixes):
+                continue
+            if name == "count" and unit is not None and match.start() <= unit.start <= match.end() + 12:
                 continue
             operation = Operation(name)
             if operation is Operation.percent_change and find(words.absolute, text):
@@ -123,7 +131,7 @@ def judgement_of(text: str, operation: Operation, words: Lexicon) -> str | None:
     return next((kind for kind, phrases in words.judgement.items() if find(phrases, text)), None)
 
 
-def measure_of(text: str, operation: Operation, words: Lexicon) -> Operation | None:
+def measure_of(text: str, operation: Operation, words: Lexicon, unit: Span | None = None) -> Operation | None:
     """The aggregate a change, difference or ratio is taken of, from its first cue ("the number of
     shipments": count; "the total weight": sum; "the average delay": average)."""
     if operation not in MEASURED:
@@ -133,6 +141,8 @@ def measure_of(text: str, operation: Operation, words: Lexicon) -> Operation | N
         pattern = cached_pattern(tuple(words.operations[measure.value]))
         for match in pattern.finditer(text) if pattern else ():
             if measure is Operation.average and labelled(text[: match.start()], words.label_prefixes):
+                continue
+            if measure is Operation.count and unit is not None and match.start() <= unit.start <= match.end() + 12:
                 continue
             found.append((match.start(), -len(match.group(0)), measure))
     return min(found)[2] if found else None
@@ -264,6 +274,15 @@ def entity_of(text: str, words: Lexicon) -> str | None:
     if noun in words.stopwords or noun in ("year", "years"):
         return None
     return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+
+
+def unit_of(text: str, words: Lexicon) -> Span | None:
+    """The unit after 'how many' / 'how much' ('how many more kilograms', 'how many hours')."""
+    match = HOW_MANY.search(text) or HOW_MUCH.search(text)
+    if match is None:
+        return None
+    known = {*words.time_units, *words.quantity_units}
+    return span_of(match, 1) if unit_stem(match.group(1)) in known else None
 
 
 def counted_of(text: str) -> Span | None:
