@@ -776,7 +776,7 @@ def test_a_step_counting_the_number_of_rows_counts_and_the_entity_asked_first_is
     restored, edits = restore_first_ask(plan)
     assert [n.should_expose_answer for n in restored.nodes] == [True, True]
     assert edits == ["$var_1: shown too, it reads the customer the question asks for first"]
-    one_ask = plan.model_copy(update={"question": "How many invoices has the customer who agreed to a plan been issued?"})
+    one_ask = plan.model_copy(update={"question": "How many invoices has the customer on a payment plan been issued?"})
     assert restore_first_ask(one_ask) == (one_ask, [])
     unrelated = plan.replace("$var_1", question="the payment plan's terms")
     assert restore_first_ask(unrelated) == (unrelated, [])

@@ -695,3 +695,28 @@ def test_a_second_question_joined_to_the_first_keeps_its_value():
     assert "Kessler & Vogt Maschinenbau" in answer.value and "2" in answer.value, answer.value
     one = "Which customer agreed to a payment plan?"
     assert synthesize(one, [rows], llm_saying(**both, abstain=False), Recorder()).value == "Kessler & Vogt Maschinenbau"
+
+
+def test_the_time_between_the_two_moments_of_one_row_is_computed_in_the_unit_asked():
+    import datetime as dt
+
+    timed = ROWS.model_copy(
+        update={
+            "rows": [
+                {
+                    "shipment_id": "SHP-1",
+                    "dispatched_at": dt.datetime(2024, 3, 1, 12, 0, tzinfo=dt.UTC),
+                    "delivered_at": "2024-03-02T10:00:00+00:00",
+                }
+            ],
+            "row_keys": {"shipments": ["SHP-1"]},
+        }
+    )
+    llm = llm_saying(answer="Rotterdam", sentence="It went via Rotterdam.", sources=["R1"])
+    answer = synthesize("How many hours did shipment SHP-1 take from dispatch to delivery?", [timed], llm, Recorder())
+    assert answer.value == "22" and answer.confidence == 1.0
+    assert "delivered_at 2024-03-02T10:00:00 - dispatched_at 2024-03-01T12:00:00, in hours" in answer.text
+    days = synthesize("How many days did shipment SHP-1 take?", [timed], llm_saying(abstain=True), Recorder())
+    assert days.value == "0.92"
+    untimed = synthesize("How many hours did shipment SHP-1 take?", [ROWS], llm_saying(abstain=True), Recorder())
+    assert untimed.abstained  # no two moments: nothing to compute

@@ -14,12 +14,16 @@ smaller of the two over the larger. Both apply only when the LLM's own answer is
 naming no year is the mean over every year held (when the LLM's own answer is not grounded); "the change in
 X" naming no year is the change between the two years held, when they are two.
 
+Elapsed time: "how many hours did shipment X take from dispatch to delivery" over the one row read, holding
+two moments, is the time between them in the unit asked.
+
 Derivations: a number the LLM computed anyway (302 - 148 written as 154) is traced to a simple
 expression over two cells, which the evaluator then redoes.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import math
 import re
@@ -242,6 +246,36 @@ def label_position(question: str, row: dict, other: dict) -> int | None:
         for probe in (text, text.split(" ", 1)[0]):
             if len(probe) > 1 and (m := re.search(rf"(?<!\w){re.escape(probe)}(?!\w)", asked)):
                 return m.start()
+    return None
+
+
+def elapsed_time(frame: QuestionFrame, results: list[NodeResult]) -> tuple[float, str] | None:
+    """The time between the two moments (dates or timestamps) of the one row the results hold, in the
+    time unit the question asks in, and how it was taken; None unless exactly that is there."""
+    if frame.seconds_per_unit is None or frame.unit is None:
+        return None
+    rows = [row for r in results for row in r.rows]
+    if len(rows) != 1:
+        return None
+    moments = [(column, moment) for column, value in rows[0].items() if (moment := as_moment(value)) is not None]
+    if len(moments) != 2:
+        return None
+    (first, start), (last, end) = sorted(moments, key=lambda m: m[1])
+    value = (end - start).total_seconds() / frame.seconds_per_unit
+    return value, f"{last} {end.isoformat()} - {first} {start.isoformat()}, in {frame.unit.text}"
+
+
+def as_moment(value: object) -> dt.datetime | None:
+    """A date or timestamp cell as a naive UTC datetime (a date is its midnight); None for anything else."""
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).replace(tzinfo=None) if value.tzinfo else value
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day)
     return None
 
 

@@ -20,6 +20,7 @@ from lakeplanner.errors import LakeplannerError
 from lakeplanner.execute.arithmetic import (
     all_years_average,
     derivation,
+    elapsed_time,
     extreme_year,
     is_number,
     item_arithmetic,
@@ -434,6 +435,11 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Set
     comparison = compared(frame, exposed)
     extreme = extreme_year(frame, exposed)
     paired = item_arithmetic(frame, exposed) or all_years_average(frame, exposed)
+    if (elapsed := elapsed_time(frame, exposed)) is not None:  # two moments of one row, by code
+        value, taken = elapsed
+        items = [format_number(value)]
+        sentence = f"{question.rstrip('?')}: {items[0]} {frame.unit.text}."
+        return Settled(items, draft.model_copy(update={"sentence": sentence, "abstain": False}), 1.0, taken)
     computed = templated is not None or listed is not None or extreme is not None
     if draft.abstain and not computed and comparison is None and paired is None:
         return Settled([], draft, failure=draft.reason or "the results do not contain the answer")

@@ -96,6 +96,8 @@ class QuestionFrame(_Frozen):
     wh: str | None = None  # the question word: who, when, where, why, which, what, how
     entity: str | None = None  # the kind of thing asked for ("carrier" in "which carrier"), 'person' for who
     counted: Span | None = None  # "how many invoices": what a count counts
+    unit: Span | None = None  # "how many hours", "how many more kilograms": the unit a quantity is asked in
+    seconds_per_unit: int | None = None  # the length of a time unit asked in ("hours": 3600)
     judgement: Literal["all", "same"] | None = None  # a yes/no over several: all hold, or values agree
     shape: Literal["number", "year", "date", "entity", "list", "yes_no", "text"] = "text"
     values: tuple[BoundValue, ...] = ()
