@@ -180,3 +180,26 @@ def test_a_year_aliased_by_its_column_orders_the_values():
     rows = [{"dispatch_year": 2024, "n": 115}, {"dispatch_year": 2023, "n": 85}]
     question = framed("By how much did the number of shipments change from 2023 to 2024?")
     assert year_arithmetic(question, [result("shipments per year", rows)]) == "115 - 85"
+
+
+def test_two_rows_read_by_the_keys_the_question_names_are_told_apart_by_those_keys():
+    from lakeplanner.execute.arithmetic import item_arithmetic
+
+    def weight(key, kg):
+        return NodeResult(
+            label="$var_1",
+            tool="sql",
+            source="shipments",
+            question=f"weight of {key}",
+            rows=[{"weight_kg": kg}],
+            row_keys={"shipments": [key]},
+            exposed=True,
+        )
+
+    both = [weight("SHP-20023", 4033.5), weight("SHP-20013", 6901.0)]
+    heavier = read_question("How much heavier is shipment SHP-20013 than shipment SHP-20023?")
+    assert item_arithmetic(heavier, both) == "6901 - 4033.5"
+    trucks = read_question("How many more kilograms can truck SHP-20023 carry than truck SHP-20013?")
+    assert item_arithmetic(trucks, both) == "4033.5 - 6901"
+    unnamed = read_question("How much heavier is the first shipment than the second?")
+    assert item_arithmetic(unnamed, both) is None

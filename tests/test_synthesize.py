@@ -720,3 +720,24 @@ def test_the_time_between_the_two_moments_of_one_row_is_computed_in_the_unit_ask
     assert days.value == "0.92"
     untimed = synthesize("How many hours did shipment SHP-1 take?", [ROWS], llm_saying(abstain=True), Recorder())
     assert untimed.abstained  # no two moments: nothing to compute
+
+
+def test_a_difference_of_two_items_answered_with_one_of_them_is_computed_by_their_template():
+    def capacity(key, kg):
+        return NodeResult(
+            label="$var_1",
+            tool="sql",
+            source="trucks",
+            question=f"capacity of {key}",
+            rows=[{"capacity_kg": kg}],
+            row_keys={"trucks": [key]},
+            exposed=True,
+        )
+
+    results = [capacity("TRK-126", 24000), capacity("TRK-103", 18000)]
+    copied = llm_saying(answer="24000", sentence="Truck TRK-126 carries 24000 kg.", sources=["R1"])
+    question = "How many more kilograms can truck TRK-126 carry than truck TRK-103?"
+    answer = synthesize(question, results, copied, Recorder())
+    assert answer.value == "6,000" and "24000 - 18000" in answer.text
+    computed = llm_saying(answer="6000", calculation="24000 - 18000", sentence="6000 kg more.", sources=["R1"])
+    assert synthesize(question, results, computed, Recorder()).value == "6,000"

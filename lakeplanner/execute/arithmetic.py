@@ -43,6 +43,7 @@ DERIVATIONS: tuple[tuple[str, Callable[[float, float], float]], ...] = (
     ("({a} + {b}) / 2", lambda a, b: (a + b) / 2),
 )
 MAX_OPERANDS = 40
+KEY_LABEL = "key of "  # a row key set beside a row's cells (with_keys)
 MAX_FROM_GAP = 12
 _FROM_ITEM = re.compile(r"\bfrom\b", re.I)
 SUBTRACTIONS = (Operation.change, Operation.difference)
@@ -172,7 +173,7 @@ def item_arithmetic(frame: QuestionFrame, results: list[NodeResult]) -> str | No
     template, ratio = template_for(frame), frame.operation is Operation.ratio
     if template is None and not ratio and frame.operation is not Operation.share:
         return None
-    rows = [row for r in results for row in r.rows if len(numbers_of(row)) == 1]
+    rows = [with_keys(row, r) for r in results for row in r.rows if len(numbers_of(row)) == 1]
     if len(rows) != 2:
         return None
     at = [label_position(frame.text, row, other) for row, other in ((rows[0], rows[1]), (rows[1], rows[0]))]
@@ -225,6 +226,14 @@ def all_years_average(frame: QuestionFrame, results: list[NodeResult]) -> str | 
 def asks_unnamed_change(frame: QuestionFrame) -> bool:
     """ "The change in the amount for Ireland", naming no year (a why question is a reason, not a change)."""
     return frame.operation in (Operation.change, Operation.percent_change) and not frame.years
+
+
+def with_keys(row: dict, result: NodeResult) -> dict:
+    """The row with the keys of its table beside its cells, when its result is that one row: a row
+    read for a key the question names ("shipment SHP-20013") is told apart by that key."""
+    if len(result.rows) != 1:
+        return row
+    return {**row, **{f"{KEY_LABEL}{table}": k[0] for table, k in result.row_keys.items() if len(k) == 1}}
 
 
 def numbers_of(row: dict) -> list[float]:

@@ -474,6 +474,8 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Set
     if c_ground == 0.0 and (derived := derivation(numbers_in(normalised("; ".join(items))), exposed)) is not None:
         items, calculated = [format_number(evaluate(derived))], derived  # its arithmetic, redone by the evaluator
         c_ground = grounding(items[0], exposed, calculated)
+    if paired is not None and not calculated and copies_an_operand(items, paired):
+        c_ground = 0.0  # a difference or ratio of two items answered with one of them: the template's
     if c_ground == 0.0 and paired is not None:  # the LLM's number is not grounded: the items' or years' template
         items, calculated = [format_number(evaluate(paired))], paired
         c_ground = grounding(items[0], exposed, calculated)
@@ -489,6 +491,12 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Set
     if unsupported_numbers(draft.sentence, items, exposed, question):  # "issued 3 invoices" that no row says
         draft = draft.model_copy(update={"sentence": f"{question.rstrip('?')}: {'; '.join(items)}."})
     return Settled(items, draft, c_ground, calculated)
+
+
+def copies_an_operand(items: list[str], expression: str) -> bool:
+    """The one number answered is an operand of the two items' expression (a cell copied, not computed)."""
+    said = numbers_in(normalised("; ".join(items)))
+    return len(said) == 1 and round(said[0], 6) in {round(n, 6) for n in numbers_in(expression)}
 
 
 def unsupported_numbers(sentence: str, items: list[str], exposed: list[NodeResult], question: str) -> list[str]:
