@@ -780,3 +780,19 @@ def test_a_step_counting_the_number_of_rows_counts_and_the_entity_asked_first_is
     assert restore_first_ask(one_ask) == (one_ask, [])
     unrelated = plan.replace("$var_1", question="the payment plan's terms")
     assert restore_first_ask(unrelated) == (unrelated, [])
+
+
+def test_a_time_asked_in_a_unit_reads_the_two_moments_the_question_names(logistics):
+    from lakeplanner.plan.dataops import restore_elapsed_moments, shares_root
+
+    schema = LakeSchema.from_contract(logistics.contract)
+    asked = "How many hours did shipment SHP-20054 take from dispatch to delivery?"
+    step = shown_sql("$var_1", "shipments", "warehouse of shipment SHP-20054", "the time")
+    restored, edits = restore_elapsed_moments(Plan(question=asked, nodes=(step,)), schema)
+    assert restored.nodes[0].returns == ("dispatched_at", "delivered_at")
+    assert edits == ["$var_1: returns dispatched_at and delivered_at, the moments the time asked is between"]
+    assert restore_elapsed_moments(restored, schema) == (restored, [])
+    weight = Plan(question="How many kilograms did shipment SHP-20054 weigh at dispatch?", nodes=(step,))
+    assert restore_elapsed_moments(weight, schema) == (weight, [])  # no time unit
+    assert shares_root("delivery", "delivered") and shares_root("dispatch", "dispatched")
+    assert not shares_root("at", "attention") and not shares_root("deliver", "delete")

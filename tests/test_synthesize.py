@@ -741,3 +741,13 @@ def test_a_difference_of_two_items_answered_with_one_of_them_is_computed_by_thei
     assert answer.value == "6,000" and "24000 - 18000" in answer.text
     computed = llm_saying(answer="6000", calculation="24000 - 18000", sentence="6000 kg more.", sources=["R1"])
     assert synthesize(question, results, computed, Recorder()).value == "6,000"
+
+
+def test_a_text_cell_with_no_number_is_no_fallback_where_a_number_is_asked():
+    from lakeplanner.execute.synthesize import fallback_value
+
+    warehouse = ROWS.model_copy(update={"rows": [{"from_wh": "WH-05"}]})
+    assert fallback_value([warehouse], read_question("How many hours did shipment SHP-1 take?")) is None
+    assert fallback_value([warehouse], read_question("Which warehouse dispatched shipment SHP-1?")) == "WH-05"
+    plate = ROWS.model_copy(update={"rows": [{"plate": "5155 RER"}]})
+    assert fallback_value([plate], read_question("How much is 5155 RER?")) is None  # named by the question

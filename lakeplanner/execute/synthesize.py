@@ -295,7 +295,8 @@ def fallback_value(results: list[NodeResult], frame: QuestionFrame) -> str | Non
     """A single structured cell is the answer by itself (c_ground 1.0): used when the LLM cannot
     answer, or when it misquotes the one value the SQL engine computed. Not a cell the question
     itself names (the truck's id, for "what is the fuel consumption of truck TRK-135?"), nor a date
-    where the question asks for a number, an entity or a yes/no ("how long are GPS data kept?")."""
+    where the question asks for a number, an entity or a yes/no ("how long are GPS data kept?"), nor
+    a text with no number where it asks for a number."""
     cells = [
         next(iter(rows[0].values()))
         for r in results
@@ -308,7 +309,9 @@ def fallback_value(results: list[NodeResult], frame: QuestionFrame) -> str | Non
     if isinstance(cell, str) and restates(frame.text, value):
         return None
     dated = isinstance(cell, dt.date) or _ISO_DATE_START.match(value) is not None
-    return None if dated and frame.shape in ("number", "entity", "yes_no") else value
+    if dated and frame.shape in ("number", "entity", "yes_no"):
+        return None
+    return None if frame.shape == "number" and not standalone_numbers(normalised(value)) else value  # "WH-05"
 
 
 def uncovered_terms(

@@ -11,6 +11,7 @@ from enum import StrEnum
 
 from sqlglot import exp
 
+from lakeplanner.contract.models import FieldType
 from lakeplanner.plan.cache import GENERIC_PARTS, STOPWORDS, KnownValues, stem
 from lakeplanner.plan.extension import spellings
 from lakeplanner.plan.filters import COLLECTION_FIELDS
@@ -487,11 +488,12 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     plan, counted = restore_count(plan, schema)
     plan, tabled = restore_table_arithmetic(plan, known, schema)
     plan, returned = restore_asked_column(plan, schema)
+    plan, timed = restore_elapsed_moments(plan, schema)
     plan, cited = restore_cited_rows(plan, known, schema)
     plan, policy = restore_document_fact(plan, known, schema)
     plan, linked = restore_linked_search(plan, schema)
     plan, shown = restore_first_ask(plan)
-    lost = named + swapped + ranked + searched + counted + tabled + returned + cited + policy + linked
+    lost = named + swapped + ranked + searched + counted + tabled + returned + timed + cited + policy + linked
     return plan, lost + shown
 
 
@@ -683,6 +685,38 @@ def restore_asked_column(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str
     return plan.replace(node.label, returns=(*node.returns, column)), [
         f"{node.label}: also returns {column}, the attribute the question asks for"
     ]
+
+
+def restore_elapsed_moments(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
+    """A time asked in a unit ("how many hours did shipment X take from dispatch to delivery") whose
+    one answering sql step reads one row: it returns the two date or timestamp columns the question
+    names (dispatched_at, delivered_at), between which the answer computes the time."""
+    frame = read_question(plan.question)
+    exposed = [n for n in plan.nodes if n.should_expose_answer]
+    if frame.seconds_per_unit is None or len(exposed) != 1 or exposed[0].tool != Tool.sql or exposed[0].sql:
+        return plan, []
+    node = exposed[0]
+    words = WORD.findall(plan.question.lower())
+    moments = tuple(
+        column
+        for column, kind in schema.reachable_columns(node.source).items()
+        if kind in (FieldType.date, FieldType.timestamp)
+        and any(shares_root(p, w) for p in column.split("_") for w in words)
+    )
+    if len(moments) != 2 or set(moments) <= set(node.returns):
+        return plan, []
+    return plan.replace(node.label, returns=moments), [
+        f"{node.label}: returns {' and '.join(moments)}, the moments the time asked is between"
+    ]
+
+
+def shares_root(a: str, b: str, least: int = 5) -> bool:
+    """Two words of one root by their common start ("dispatch" and "dispatched", "delivery" and
+    "delivered"): at least `least` letters, or all of the shorter when it is 4 letters or more."""
+    a, b = a.lower(), b.lower()
+    shorter = min(len(a), len(b))
+    common = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), shorter)
+    return shorter >= 4 and common >= min(least, shorter)
 
 
 def asked_column(attribute: str, columns: Iterable[str]) -> str | None:
