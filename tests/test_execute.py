@@ -574,6 +574,39 @@ def test_a_plan_that_retrieves_nothing_falls_back_to_one_search_of_the_only_coll
     assert any(c.kind == "span" and "warehouse fire" in c.snippet for c in answer.citations)
 
 
+def test_a_question_with_no_valid_plan_naming_nothing_of_the_tables_is_searched_as_it_is(tmp_path):
+    from lakeplanner import Lake
+
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "sales.csv").write_text("region,amount\nnorth,10\nsouth,20\n")
+    for folder, text in (("policies", "A claim for damaged goods must be filed within 21 days."), ("notes", "Hi.")):
+        (source / folder).mkdir()
+        (source / folder / f"{folder}.md").write_text(f"# {folder}\n\n{text}\n")
+    lake = Lake.create(tmp_path / "lake")
+    lake.ingest(source)
+    cycle = {"tool": "sql", "source": "sales", "label": "$var_1", "question": "amount in $var_1.amount"}
+
+    def pick_claim(messages):
+        chosen = [line.split()[0] for line in messages[-1].content.splitlines() if "21 days" in line]
+        return {"selected": chosen[:1], "sufficient": True, "answer": "21 days"}
+
+    llm = scripted(
+        plan={"nodes": [cycle | {"should_expose_answer": True, "answer_description": "days"}]},
+        select=pick_claim,
+        draft={"answer": "21 days", "sentence": "Within 21 days.", "sources": ["E1"], "abstain": False},
+    )
+    try:
+        answer = lake.ask("Within how many days must a claim be filed?", llm=llm, settings=SERIAL, use_cache=False)
+        table = lake.ask("What is the amount of the east region?", llm=llm, settings=SERIAL, use_cache=False)
+    finally:
+        lake.close()
+    assert not answer.abstained and answer.value == "21 days"
+    [search] = answer.nodes
+    assert search.tool == "vector" and search.question == "Within how many days must a claim be filed?"
+    assert table.abstained and "no valid plan" in table.reason  # it names the table's column: no guess from text
+
+
 def test_the_end_of_a_long_paragraph_is_read_cited_and_replayed(tmp_path):
     from lakeplanner import Lake
     from lakeplanner.lineage.replay import evidence_check
@@ -770,6 +803,10 @@ def test_the_fallback_search_reads_the_collection_that_best_answers_the_question
     table_question = "Which customer signed up first?"  # its SQL failed: documents that name customers are no answer
     plan = Plan(question=table_question, nodes=(node("$var_1", "sql", "customers", "first signup"),))
     assert fallback_search(lake, plan, read_question(table_question)) is None
+    unnamed = "Within how many days must a late fee be disputed?"  # no table, column or value of the lake
+    plan = Plan(question=unnamed, nodes=(node("$var_1", "sql", "customers", "dispute window"),))
+    [search] = fallback_search(lake, plan, read_question(unnamed)).nodes
+    assert search.source in collections
 
 
 EVENTS = [

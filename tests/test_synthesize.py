@@ -751,3 +751,10 @@ def test_a_text_cell_with_no_number_is_no_fallback_where_a_number_is_asked():
     assert fallback_value([warehouse], read_question("Which warehouse dispatched shipment SHP-1?")) == "WH-05"
     plate = ROWS.model_copy(update={"rows": [{"plate": "5155 RER"}]})
     assert fallback_value([plate], read_question("How much is 5155 RER?")) is None  # named by the question
+
+
+def test_a_calculation_over_the_years_rows_are_labelled_with_is_not_grounded():
+    built = ROWS.model_copy(update={"rows": [{"year_built": 2011}, {"year_built": 2023}]})
+    llm = llm_saying(answer="12", calculation="2023 - 2011", sentence="Kept for 12 years.", sources=["R1"])
+    answer = synthesize("How long are vehicle telematics data kept?", [built], llm, Recorder())
+    assert answer.abstained

@@ -294,7 +294,7 @@ def derivation(numbers: list[float], results: list[NodeResult]) -> str | None:
     if len(numbers) != 1:
         return None
     target = round(numbers[0], 2)
-    cells = [float(v) for r in results for row in r.rows for k, v in row.items() if is_number(v) and k != "year"]
+    cells = [float(v) for r in results for row in r.rows for v in numbers_of(row)]
     operands = list(dict.fromkeys(cells))[:MAX_OPERANDS]
     for template, apply in DERIVATIONS:
         for a, b in itertools.permutations(operands, 2):

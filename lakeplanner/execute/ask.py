@@ -20,7 +20,7 @@ from lakeplanner.lineage.steps import Recorder, RecordingLLM, data_chars
 from lakeplanner.lineage.tracing import Lineage
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import DEFAULT_CONTEXT, Context
-from lakeplanner.plan.dataops import one_search
+from lakeplanner.plan.dataops import names_tables, one_search
 from lakeplanner.plan.model import Plan
 from lakeplanner.plan.planner import Planner, PlanResult
 from lakeplanner.plan.validate import LakeSchema
@@ -76,15 +76,18 @@ def nothing_retrieved(results: list[NodeResult]) -> bool:
 
 
 def fallback_search(lake, plan: Plan, frame: QuestionFrame) -> Plan | None:
-    """When the plan ran but retrieved nothing (a text question routed to SQL, SQL the model could
-    not write), one search with the question, under a fresh label: of the lake's only collection, or,
-    when the question says documents tell it (it names a kind of document, a reason, 'according to'),
-    of the collection whose best passage the cross-encoder scores highest for it. A table question
-    whose SQL failed is not answered from documents that merely mention its rows."""
+    """When no valid plan was found, or the plan ran but retrieved nothing (a text question routed to
+    SQL, SQL the model could not write), one search with the question, under a fresh label: of the
+    lake's only collection, or, when the question says documents tell it (it names a kind of
+    document, a reason, 'according to') or names no table, column or value of the lake, of the collection
+    whose best passage the cross-encoder scores highest for it. A question about rows it names whose
+    SQL failed is not answered from documents that merely mention those rows."""
     if any(n.tool == "vector" and n.question == plan.question for n in plan.nodes):
         return None
     schema = LakeSchema.from_contract(lake.contract)
-    collections = sorted(schema.collections) if frame.documents_tell or len(schema.collections) == 1 else []
+    unnamed = not frame.values and not names_tables(plan.question, schema)
+    anywhere = frame.documents_tell or len(schema.collections) == 1 or unnamed
+    collections = sorted(schema.collections) if anywhere else []
     collection = best_collection(lake, plan.question, collections)
     return one_search(plan, schema, label=f"$var_{len(plan.nodes) + 1}", collection=collection)
 
@@ -147,18 +150,22 @@ def ask(
                     }
                 )
             plan_s = time.perf_counter() - started
-            if not planned.ok:
+            searched = None if planned.ok else fallback_search(lake, planned.plan, frame)
+            if not planned.ok and searched is None:
                 answer = Answer(question=question, advice=planned.advice)
                 findings = "; ".join(f"{f.code.value} {f.message}" for f in planned.findings)
                 answer = abstain(answer, f"no valid plan ({findings})", time.perf_counter())
             else:
                 with lineage.span("lakeplanner.execute", **{"lakeplanner.mode": executor.settings.mode}):
-                    results = run_nodes(executor, planned.plan, lineage, on_result)
-                    if (
-                        nothing_retrieved(results)
-                        and (search := fallback_search(lake, planned.plan, frame)) is not None
-                    ):
-                        results += run_nodes(executor, search, lineage, on_result, " (fallback search)")
+                    if searched is not None:  # no valid plan: the question searched as it is
+                        results = run_nodes(executor, searched, lineage, on_result, " (fallback search)")
+                    else:
+                        results = run_nodes(executor, planned.plan, lineage, on_result)
+                        if (
+                            nothing_retrieved(results)
+                            and (search := fallback_search(lake, planned.plan, frame)) is not None
+                        ):
+                            results += run_nodes(executor, search, lineage, on_result, " (fallback search)")
                 execute_s = time.perf_counter() - started - plan_s
                 order = {n.label: i for i, n in enumerate(planned.plan.nodes)}
                 results.sort(key=lambda r: order.get(r.label, len(order)))

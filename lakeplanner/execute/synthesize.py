@@ -23,6 +23,7 @@ from lakeplanner.execute.arithmetic import (
     elapsed_time,
     extreme_year,
     is_number,
+    is_year_column,
     item_arithmetic,
     per_year_values,
     year_arithmetic,
@@ -218,9 +219,17 @@ def grounding(value: str, results: list[NodeResult], calculated_from: str = "") 
     cell_numbers = {round(float(n), 6) for v in values if not is_temporal(v) for n in numbers_in(normalised(v))}
     passages = " ".join(normalised(e.snippet) for r in results for e in r.evidence)
     passage_numbers = {round(n, 6) for n in numbers_in(passages)}
-    if calculated_from:
+    if calculated_from:  # a year a row is labelled with is no operand ('2023 - 2011' of two years built)
         operands = {round(n, 6) for n in numbers_in(_CONSTANTS.sub("", calculated_from))}
-        return 1.0 if operands <= cell_numbers else 0.9 if operands <= cell_numbers | passage_numbers else 0.0
+        figures = {
+            round(float(n), 6)
+            for r in results
+            for row in r.rows
+            for k, v in row.items()
+            if v is not None and not is_temporal(v) and not is_year_column(k)
+            for n in numbers_in(normalised(v))
+        }
+        return 1.0 if operands <= figures else 0.9 if operands <= figures | passage_numbers else 0.0
     target = normalised(value)
     if not target:
         return 0.0

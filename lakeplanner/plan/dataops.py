@@ -450,6 +450,12 @@ def names(text: str) -> set[str]:
     return {w.lower() for w in NAME.findall(text.split(" ", 1)[1] if " " in text else "")}
 
 
+def names_tables(text: str, schema: LakeSchema) -> bool:
+    """The text names a table or a column of the lake (by the stems of their names' words)."""
+    words = {w for table, columns in schema.tables.items() for n in (table, *columns) for w in name_stems(n)}
+    return bool(about(text) & words)
+
+
 def about(text: str) -> set[str]:
     """What a text is about: its named things and the stems of its other words but stop words."""
     return names(text) | {stem(w) for w in WORD.findall(text.lower()) if w not in STOPWORDS and not w.isdigit()}
@@ -599,8 +605,7 @@ def restore_document_fact(plan: Plan, known: KnownValues, schema: LakeSchema) ->
         return plan, []
     if known.find(plan.question.replace(frame.names_document.text, " ")):
         return plan, []
-    schema_words = {w for table, columns in schema.tables.items() for n in (table, *columns) for w in name_stems(n)}
-    if about(plan.question) & schema_words:
+    if names_tables(plan.question, schema):
         return plan, []
     wanted = name_stems(plan.question) - {"document"}
     scores = {
