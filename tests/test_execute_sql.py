@@ -308,3 +308,27 @@ def test_a_name_a_search_read_is_matched_against_the_column_the_step_names(logis
 def test_a_reference_compared_between_two_bound_values_names_no_table():
     node = PlanNode(label="$var_3", tool="sql", source="t", question="rows with $var_2.x in $var_1.y")
     assert node.matched_columns() == {}
+
+
+@pytest.mark.parametrize(
+    ("sql", "grouped"),
+    [
+        (
+            "SELECT warehouse_id FROM shipments ORDER BY SUM(weight_kg) DESC LIMIT 1",
+            "SELECT warehouse_id FROM shipments GROUP BY warehouse_id ORDER BY SUM(weight_kg) DESC LIMIT 1",
+        ),
+        (
+            "SELECT s.carrier AS c, mode, COUNT(*) FROM shipments AS s GROUP BY s.carrier",
+            "SELECT s.carrier AS c, mode, COUNT(*) FROM shipments AS s GROUP BY s.carrier, mode",
+        ),
+        ("SELECT carrier, COUNT(*) FROM shipments GROUP BY carrier", None),  # already grouped
+        ("SELECT carrier, SUM(weight_kg) OVER () FROM shipments", None),  # a window needs no group
+        ("SELECT carrier FROM shipments WHERE weight_kg > (SELECT AVG(weight_kg) FROM shipments)", None),
+    ],
+)
+def test_a_statement_aggregating_beside_plain_columns_is_grouped_by_them(sql, grouped):
+    from lakeplanner.execute.sql import group_bare_columns
+
+    statement = parse_select(sql)
+    edits = group_bare_columns(statement)
+    assert (statement.sql("duckdb") if edits else None) == grouped

@@ -627,6 +627,35 @@ def aggregate_name(aggregate: exp.AggFunc) -> str | None:
     return None
 
 
+def group_bare_columns(statement: exp.Select) -> list[str]:
+    """A statement that aggregates (in its SELECT, HAVING or ORDER BY: "the warehouse with the largest
+    total weight") and also selects plain columns is grouped by them, in place: the engine refuses
+    it otherwise. Only for a statement with no subquery; the edit says what it grouped by."""
+    if len(list(statement.find_all(exp.Select))) != 1:
+        return []
+    order, having = statement.args.get("order"), statement.args.get("having")
+    clauses = [*statement.expressions, *(order.expressions if order else []), *([having] if having else [])]
+    if not any(plain_aggregates(c) for c in clauses):
+        return []
+    group = statement.args.get("group")
+    grouped = {g.sql() for g in group.expressions} if group else set()
+    bare = [
+        e.unalias()
+        for e in statement.expressions
+        if not plain_aggregates(e) and not e.find(exp.Window) and e.find(exp.Column) is not None
+    ]
+    missing = [e for e in bare if e.sql() not in grouped]
+    if not missing:
+        return []
+    statement.group_by(*(e.copy() for e in missing), copy=False)
+    return [f"grouped by {', '.join(e.sql() for e in missing)}"]
+
+
+def plain_aggregates(expression: exp.Expression) -> list[exp.AggFunc]:
+    """Aggregates that are not window functions (SUM(x) OVER () needs no GROUP BY)."""
+    return [a for a in expression.find_all(exp.AggFunc) if a.find_ancestor(exp.Window) is None]
+
+
 def is_aggregate(statement: exp.Select) -> bool:
     return bool(statement.args.get("group")) or any(e.find(exp.AggFunc) is not None for e in statement.expressions)
 
