@@ -796,3 +796,19 @@ def test_a_time_asked_in_a_unit_reads_the_two_moments_the_question_names(logisti
     assert restore_elapsed_moments(weight, schema) == (weight, [])  # no time unit
     assert shares_root("delivery", "delivered") and shares_root("dispatch", "dispatched")
     assert not shares_root("at", "attention") and not shares_root("deliver", "delete")
+
+
+def test_a_change_between_years_whose_steps_name_neither_year_is_asked_by_one_step(schema):
+    from lakeplanner.plan.dataops import restore_periods
+
+    asked = "How did the total amount invoiced in EUR change between 2023 and 2024?"
+    paid = shown_sql("$var_1", "invoices", "total_amount of invoices with status 'paid'", "amounts")
+    open_ = shown_sql("$var_2", "invoices", "total_amount of invoices with status 'open'", "amounts")
+    restored, edits = restore_periods(Plan(question=asked, nodes=(paid, open_)), schema)
+    [step] = restored.nodes
+    assert (step.question, step.source, step.should_expose_answer) == (asked, "invoices", True)
+    assert edits == ["$var_1: asks the question on invoices, no step read the years it compares"]
+    by_year = Plan(question=asked, nodes=(shown_sql("$var_1", "invoices", "total_amount in 2023 and 2024", "x"),))
+    assert restore_periods(by_year, schema) == (by_year, [])
+    lookup = Plan(question="What is the total amount invoiced in EUR?", nodes=(paid,))
+    assert restore_periods(lookup, schema) == (lookup, [])

@@ -490,6 +490,7 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     plan, named = restore_named_ids(plan, known, schema)
     plan, swapped = restore_swapped_values(plan, known)
     plan, ranked = restore_ranking(plan, schema)
+    plan, periods = restore_periods(plan, schema)
     plan, searched = restore_document_start(plan, schema)
     plan, counted = restore_count(plan, schema)
     plan, tabled = restore_table_arithmetic(plan, known, schema)
@@ -499,7 +500,7 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     plan, policy = restore_document_fact(plan, known, schema)
     plan, linked = restore_linked_search(plan, schema)
     plan, shown = restore_first_ask(plan)
-    lost = named + swapped + ranked + searched + counted + tabled + returned + timed + cited + policy + linked
+    lost = named + swapped + ranked + periods + searched + counted + tabled + returned + timed + cited + policy + linked
     return plan, lost + shown
 
 
@@ -916,6 +917,35 @@ def restore_ranking(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
     return plan, [
         f"{node.label}: asks the question, its ranking was lost"
         + (f" (split over {', '.join(dropped)})" if dropped else "")
+    ]
+
+
+def restore_periods(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
+    """A change or percentage change between two named years ("how did total freight cost change
+    between 2023 and 2024") whose sql steps name neither year has lost its periods: the steps answer
+    another question. One step on a table that joins all theirs asks the question; the SQL node then
+    reads the measure per year (`sql.period_aggregate_statement`) and the change is computed."""
+    frame = read_question(plan.question)
+    if frame.operation not in (Operation.change, Operation.percent_change) or len(frame.years) != 2:
+        return plan, []
+    if any(n.tool != Tool.sql or n.references() for n in plan.nodes):
+        return plan, []
+    if any(str(year) in f"{n.question} {n.sql or ''}" for n in plan.nodes for year in frame.years):
+        return plan, []
+    sources = {n.source for n in plan.nodes}
+    node = next((n for n in plan.nodes if sources <= set(schema.sql_tables(n.source))), None)
+    if node is None:
+        return plan, []
+    asked = PlanNode(
+        question=plan.question,
+        tool=Tool.sql,
+        label="$var_1",
+        source=node.source,
+        should_expose_answer=True,
+        answer_description=plan.question,
+    )
+    return plan.model_copy(update={"nodes": (asked,)}), [
+        f"$var_1: asks the question on {node.source}, no step read the years it compares"
     ]
 
 
