@@ -607,6 +607,41 @@ def test_a_question_with_no_valid_plan_naming_nothing_of_the_tables_is_searched_
     assert table.abstained and "no valid plan" in table.reason  # it names the table's column: no guess from text
 
 
+def test_a_question_naming_no_row_that_the_tables_could_not_answer_is_tried_in_the_documents(tmp_path):
+    from lakeplanner import Lake
+
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "sales.csv").write_text("region,amount\nnorth,10\nsouth,20\n")
+    for folder, text in (("policies", "A claim for damaged goods must be filed within 21 days."), ("notes", "Hi.")):
+        (source / folder).mkdir()
+        (source / folder / f"{folder}.md").write_text(f"# {folder}\n\n{text}\n")
+    lake = Lake.create(tmp_path / "lake")
+    lake.ingest(source)
+    step = {"tool": "sql", "source": "sales", "label": "$var_1", "question": "amount of every region"}
+
+    def pick_claim(messages):
+        chosen = [line.split()[0] for line in messages[-1].content.splitlines() if "21 days" in line]
+        return {"selected": chosen[:1], "sufficient": True, "answer": "21 days"}
+
+    llm = scripted(
+        plan={"nodes": [step | {"should_expose_answer": True, "answer_description": "days"}]},
+        sql={"sql": "SELECT amount FROM sales"},
+        select=pick_claim,
+        draft=[
+            {"answer": "", "sentence": "", "sources": [], "abstain": True, "reason": "no amount says it"},
+            {"answer": "21 days", "sentence": "Within 21 days.", "sources": ["E1"], "abstain": False},
+        ],
+    )
+    try:
+        answer = lake.ask("Within how many days must a claim be filed?", llm=llm, settings=SERIAL, use_cache=False)
+    finally:
+        lake.close()
+    assert not answer.abstained and answer.value == "21 days"
+    assert [n.tool for n in answer.nodes] == ["sql", "vector"]
+    assert any(c.kind == "span" and "21 days" in c.snippet for c in answer.citations)
+
+
 def test_the_end_of_a_long_paragraph_is_read_cited_and_replayed(tmp_path):
     from lakeplanner import Lake
     from lakeplanner.lineage.replay import evidence_check

@@ -13,7 +13,7 @@ from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.labels import labelled
 from lakeplanner.execute.results import Answer, NodeResult
 from lakeplanner.execute.services import relevance
-from lakeplanner.execute.synthesize import abstain, synthesize
+from lakeplanner.execute.synthesize import NOTHING_MENTIONS, abstain, synthesize
 from lakeplanner.ingest.segments import mentioned
 from lakeplanner.lineage.runs import RunRecord, save_run
 from lakeplanner.lineage.steps import Recorder, RecordingLLM, data_chars
@@ -75,18 +75,19 @@ def nothing_retrieved(results: list[NodeResult]) -> bool:
     return not any(r.ok and (r.rows or r.evidence) for r in shown)
 
 
-def fallback_search(lake, plan: Plan, frame: QuestionFrame) -> Plan | None:
+def fallback_search(lake, plan: Plan, frame: QuestionFrame, anywhere: bool = False) -> Plan | None:
     """When no valid plan was found, or the plan ran but retrieved nothing (a text question routed to
     SQL, SQL the model could not write), one search with the question, under a fresh label: of the
     lake's only collection, or, when the question says documents tell it (it names a kind of
     document, a reason, 'according to') or names no table, column or value of the lake, of the collection
-    whose best passage the cross-encoder scores highest for it. A question about rows it names whose
-    SQL failed is not answered from documents that merely mention those rows."""
+    whose best passage the cross-encoder scores highest for it (of every collection when `anywhere`).
+    A question about rows it names whose SQL failed is not answered from documents that merely
+    mention those rows."""
     if any(n.tool == "vector" and n.question == plan.question for n in plan.nodes):
         return None
     schema = LakeSchema.from_contract(lake.contract)
     unnamed = not frame.values and not names_tables(plan.question, schema)
-    anywhere = frame.documents_tell or len(schema.collections) == 1 or unnamed
+    anywhere = anywhere or frame.documents_tell or len(schema.collections) == 1 or unnamed
     collections = sorted(schema.collections) if anywhere else []
     collection = best_collection(lake, plan.question, collections)
     return one_search(plan, schema, label=f"$var_{len(plan.nodes) + 1}", collection=collection)
@@ -107,6 +108,36 @@ def best_collection(lake, question: str, collections: list[str], per_collection:
         return None
     scores = relevance(question, [text for _, text in scored])
     return scored[max(range(len(scored)), key=scores.__getitem__)][0]
+
+
+def synthesized(
+    lake, question: str, results: list[NodeResult], executor: Executor, lineage, frame
+) -> tuple[Answer, int]:
+    """The answer from `results`, recorded as a synthesis span, and the characters of lake data it showed."""
+    synthesis = Recorder()
+    with lineage.span("lakeplanner.synthesize") as span:
+        answer = synthesize(
+            question, results, executor.llm, synthesis, lake.contract, partial(mentioned, lake.catalog), frame=frame
+        )
+        emit(lineage, synthesis)
+        answer = labelled(answer, results, lake.contract, lake.sql)
+        span.set_attributes(
+            {
+                "lakeplanner.answer.value": answer.value or "",
+                "lakeplanner.answer.abstained": answer.abstained,
+                "lakeplanner.answer.confidence": answer.confidence,
+                "lakeplanner.answer.citations": len(answer.citations),
+            }
+        )
+    return answer, data_chars(synthesis.steps)
+
+
+def tables_could_not_answer(answer: Answer, results: list[NodeResult], frame: QuestionFrame) -> bool:
+    """The steps read only tables, the answer from them abstained, and the question names no row of
+    the lake: a fact of its documents ("how long are telematics data kept?") the planner sent to a
+    table. Not when the coverage gate found nothing in the lake that mentions what it asks."""
+    gated = (answer.reason or "").startswith(NOTHING_MENTIONS)
+    return answer.abstained and not gated and not frame.values and all(r.tool == "sql" for r in results)
 
 
 def ask(
@@ -169,29 +200,19 @@ def ask(
                 execute_s = time.perf_counter() - started - plan_s
                 order = {n.label: i for i, n in enumerate(planned.plan.nodes)}
                 results.sort(key=lambda r: order.get(r.label, len(order)))
-                synthesis = Recorder()
-                with lineage.span("lakeplanner.synthesize") as span:
-                    answer = synthesize(
-                        question,
-                        results,
-                        executor.llm,
-                        synthesis,
-                        lake.contract,
-                        partial(mentioned, lake.catalog),
-                        frame=frame,
-                    )
-                    emit(lineage, synthesis)
-                    answer = labelled(answer, results, lake.contract, lake.sql)
-                    span.set_attributes(
-                        {
-                            "lakeplanner.answer.value": answer.value or "",
-                            "lakeplanner.answer.abstained": answer.abstained,
-                            "lakeplanner.answer.confidence": answer.confidence,
-                            "lakeplanner.answer.citations": len(answer.citations),
-                        }
-                    )
+                answer, shown = synthesized(lake, question, results, executor, lineage, frame)
+                if (
+                    tables_could_not_answer(answer, results, frame)
+                    and (search := fallback_search(lake, planned.plan, frame, anywhere=True)) is not None
+                ):
+                    with lineage.span("lakeplanner.execute", **{"lakeplanner.mode": executor.settings.mode}):
+                        found = run_nodes(executor, search, lineage, on_result, " (documents after the tables)")
+                    retried, again = synthesized(lake, question, found, executor, lineage, frame)
+                    if not retried.abstained:
+                        answer, shown, results = retried, shown + again, results + found
+                        answer.nodes = results
                 answer.timings["execute_s"] = execute_s
-                answer.data_chars = data_chars(synthesis.steps) + sum(data_chars(r.steps) for r in results)
+                answer.data_chars = shown + sum(data_chars(r.steps) for r in results)
             answer.plan_cache = planned.cache
             answer.timings["plan_s"] = plan_s
             answer.timings["total_s"] = time.perf_counter() - started

@@ -41,6 +41,7 @@ from lakeplanner.question import Operation, QuestionFrame, packs_for, read_quest
 from lakeplanner.question.read import years_in
 
 ROWS_SHOWN = 20
+NOTHING_MENTIONS = "nothing in the lake mentions"  # the coverage gate's reason
 SYNTHESIS_ATTEMPTS = 2  # a first draft and one repair
 CELL_CHARS = 120
 MAX_KEYS_SHOWN = 3
@@ -391,7 +392,7 @@ def synthesize(
         return abstain(answer, reason, started)
     missing = uncovered_terms(question, contract, results, mentions) if contract is not None else []
     if missing:
-        return abstain(answer, f"nothing in the lake mentions {', '.join(missing)}", started)
+        return abstain(answer, f"{NOTHING_MENTIONS} {', '.join(missing)}", started)
     block, index = numbered_results(exposed)
     messages = synthesis_messages(question, block)
     for attempt in range(SYNTHESIS_ATTEMPTS):
