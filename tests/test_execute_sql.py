@@ -332,3 +332,20 @@ def test_a_statement_aggregating_beside_plain_columns_is_grouped_by_them(sql, gr
     statement = parse_select(sql)
     edits = group_bare_columns(statement)
     assert (statement.sql("duckdb") if edits else None) == grouped
+
+
+def test_a_column_named_without_its_table_is_the_steps_own():
+    cited = PlanNode(
+        label="$var_2",
+        tool="sql",
+        source="shipments",
+        question="weight of the shipment (shipment_id in $var_1.linked_keys)",
+    )
+    assert cited.matched_columns() == {"$var_1.linked_keys": ("shipments", "shipment_id")}
+    statement = bind(
+        "SELECT t1.weight_kg FROM shipments AS t1 JOIN orders AS t2 ON t1.order_ref = t2.order_id "
+        "WHERE t2.order_id IN ($var_1.linked_keys)",
+        {"$var_1": {"linked_keys": ["SHP-20074", "TRK-101", "ORD-50044"]}},
+        cited.matched_columns(),
+    )
+    assert "t1.shipment_id IN ('SHP-20074', 'TRK-101', 'ORD-50044')" in statement.sql("duckdb")

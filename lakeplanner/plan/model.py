@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 LABEL = re.compile(r"^\$var_[1-9][0-9]*$")
 REFERENCE = re.compile(r"\$var_([0-9]+)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
-# "customers.name in $var_1.answer": the column of a table a bound value is matched against
-MATCHED = re.compile(r"(?<![$\w])([A-Za-z_]\w*)\.([A-Za-z_]\w*)\s+(?:in|=|is)\s+(\$var_[0-9]+\.[A-Za-z_]\w*)")
+# "customers.name in $var_1.answer", "shipment_id in $var_1.linked_keys": the column (of a table, else
+# of the node's own) a bound value is matched against
+MATCHED = re.compile(r"(?<![$\w.])(?:([A-Za-z_]\w*)\.)?([A-Za-z_]\w*)\s+(?:in|=|is)\s+(\$var_[0-9]+\.[A-Za-z_]\w*)")
 
 
 class Tool(StrEnum):
@@ -54,8 +55,11 @@ class PlanNode(BaseModel):
         return [VarRef(label=f"$var_{n}", column=c) for n, c in REFERENCE.findall(text)]
 
     def matched_columns(self) -> dict[str, tuple[str, str]]:
-        """`$var_n.column` -> (table, column) the question says its values are matched against."""
-        return {reference: (table, column) for table, column, reference in MATCHED.findall(self.question)}
+        """`$var_n.column` -> (table, column) the question says its values are matched against; a
+        column named without its table is the node's source's."""
+        return {
+            reference: (table or self.source, column) for table, column, reference in MATCHED.findall(self.question)
+        }
 
 
 class Plan(BaseModel):
