@@ -812,3 +812,19 @@ def test_a_change_between_years_whose_steps_name_neither_year_is_asked_by_one_st
     assert restore_periods(by_year, schema) == (by_year, [])
     lookup = Plan(question="What is the total amount invoiced in EUR?", nodes=(paid,))
     assert restore_periods(lookup, schema) == (lookup, [])
+
+
+def test_a_sentence_naming_a_memo_before_the_question_is_searched_first(schema):
+    from lakeplanner.plan.dataops import document_clause, restore_document_start
+
+    asked = "The Q3 collections memo puts one customer on a payment plan. How many invoices has that customer got?"
+    assert document_clause(asked) == "The Q3 collections memo puts one customer on a payment plan"
+    guess = shown_sql("$var_1", "invoices", "number of invoices of the customer on a payment plan", "a count")
+    restored, edits = restore_document_start(Plan(question=asked, nodes=(guess,)), schema)
+    assert [(n.tool, n.question.split(" (")[0]) for n in restored.nodes] == [
+        ("vector", "The Q3 collections memo puts one customer on a payment plan"),
+        ("sql", "number of invoices of the customer on a payment plan"),
+    ]
+    assert edits
+    policy = "What is the maximum number of weekly driving hours under the driving hours policy?"
+    assert document_clause(policy) is None  # one clause: a fact of the policy, not a part of the question

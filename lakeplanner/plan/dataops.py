@@ -789,14 +789,18 @@ def counts(node: PlanNode) -> bool:
 
 def document_clause(question: str) -> str | None:
     """The sentence or clause of the question that says documents tell a part of it ("According to
-    the collections memo, which customer ...", "One invoice was disputed because ...")."""
+    the collections memo, which customer ...", "One invoice was disputed because ...", "The Q4 memo
+    puts one carrier on probation. How many ...")."""
     frame = read_question(question)
-    told = frame.document or frame.reason
+    told = frame.document or frame.reason or frame.names_document
     if told is None:
         return None
     start = next((m.end() for m in reversed(list(CLAUSE_BREAK.finditer(question))) if m.end() <= told.start), 0)
     end = next((m.start() for m in CLAUSE_BREAK.finditer(question) if m.start() >= told.end), len(question))
-    return question[start:end].strip(" ?.,")
+    clause = question[start:end].strip(" ?.,")
+    if told is frame.names_document and clause == question.strip(" ?.,"):
+        return None  # a kind of document named in the one clause asked: a fact of it (restore_document_fact)
+    return clause
 
 
 def tables_named(text: str, schema: LakeSchema) -> list[str]:
