@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from lakeplanner.execute.engine import Executor, start_ray
+from lakeplanner.execute.results import NodeResult
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.llm import LLM
 from lakeplanner.llm.embeddings import default_embedder
@@ -538,6 +539,21 @@ def test_an_earlier_searchs_answer_is_search_text_even_when_it_names_a_document(
     assert with_answers_spelled(read, [told, ids]).question == "the reason for late delivery in $var_2.document_id"
     assert query_text(read, [told]) == "the reason for late delivery in"
     assert Bound("$var_1.contract_id", "contract_id", ("x",)).narrows
+
+
+def test_a_search_narrowed_by_found_rows_that_finds_nothing_is_an_answer_not_a_miss():
+    from lakeplanner.execute.ask import narrowed_to_nothing
+
+    carrier = node("$var_1", "sql", "carriers", "carrier_code of the carrier operating truck TRK-111")
+    agreement = node("$var_2", "vector", "documents_contracts", "liability cap in $var_1.carrier_code")
+    plan = Plan(question="q", nodes=(carrier, agreement))
+    vstl = NodeResult(label="$var_1", tool="sql", source="carriers", question="", rows=[{"carrier_code": "VSTL"}])
+    empty = NodeResult(label="$var_2", tool="vector", source="documents_contracts", question="")
+    assert narrowed_to_nothing(plan, [vstl, empty])
+    nobody = vstl.model_copy(update={"rows": []})
+    assert not narrowed_to_nothing(plan, [nobody, empty])  # the rows were missed: search around
+    failed = empty.model_copy(update={"error": "milvus is down"})
+    assert not narrowed_to_nothing(plan, [vstl, failed])
 
 
 def test_a_plan_that_retrieves_nothing_falls_back_to_one_search_of_the_only_collection(tmp_path):

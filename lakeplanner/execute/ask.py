@@ -75,6 +75,20 @@ def nothing_retrieved(results: list[NodeResult]) -> bool:
     return not any(r.ok and (r.rows or r.evidence) for r in shown)
 
 
+def narrowed_to_nothing(plan: Plan, results: list[NodeResult]) -> bool:
+    """A search narrowed by the rows earlier steps found ran and found nothing: those rows have no
+    such document (a carrier with no agreement), which is the answer, not a miss to search around."""
+    found = {r.label: r for r in results}
+    for node in plan.nodes:
+        result = found.get(node.label)
+        inputs = [found.get(ref.label) for ref in node.references()]
+        if node.tool != "vector" or result is None or not result.ok or result.evidence or not inputs:
+            continue
+        if all(i is not None and i.ok and i.rows for i in inputs):
+            return True
+    return False
+
+
 def fallback_search(lake, plan: Plan, frame: QuestionFrame, anywhere: bool = False) -> Plan | None:
     """When no valid plan was found, or the plan ran but retrieved nothing (a text question routed to
     SQL, SQL the model could not write), one search with the question, under a fresh label: of the
@@ -194,6 +208,7 @@ def ask(
                         results = run_nodes(executor, planned.plan, lineage, on_result)
                         if (
                             nothing_retrieved(results)
+                            and not narrowed_to_nothing(planned.plan, results)
                             and (search := fallback_search(lake, planned.plan, frame)) is not None
                         ):
                             results += run_nodes(executor, search, lineage, on_result, " (fallback search)")
