@@ -766,20 +766,20 @@ def test_a_step_naming_another_value_of_a_column_the_question_names_is_pointed_b
 
 
 def test_a_step_counting_the_number_of_rows_counts_and_the_entity_asked_first_is_shown(schema):
-    from lakeplanner.plan.dataops import restore_count, restore_first_ask
+    from lakeplanner.plan.dataops import restore_asked_entity, restore_count
 
     asked = "Which customer agreed to a payment plan, and how many invoices has that customer been issued in total?"
     found = search("$var_1", "customer_id of the customer who agreed to a payment plan")
     counting = shown_sql("$var_2", "invoices", "number of invoices of customers.name in $var_1.answer", "a count")
     plan = Plan(question=asked, nodes=(found, counting))
     assert restore_count(plan, schema) == (plan, [])  # "number of" counts
-    restored, edits = restore_first_ask(plan)
+    restored, edits = restore_asked_entity(plan)
     assert [n.should_expose_answer for n in restored.nodes] == [True, True]
-    assert edits == ["$var_1: shown too, it reads the customer the question asks for first"]
+    assert edits == ["$var_1: shown too, it reads the customer the question asks for"]
     one_ask = plan.model_copy(update={"question": "How many invoices has the customer on a payment plan been issued?"})
-    assert restore_first_ask(one_ask) == (one_ask, [])
+    assert restore_asked_entity(one_ask) == (one_ask, [])
     unrelated = plan.replace("$var_1", question="the payment plan's terms")
-    assert restore_first_ask(unrelated) == (unrelated, [])
+    assert restore_asked_entity(unrelated) == (unrelated, [])
 
 
 def test_a_time_asked_in_a_unit_reads_the_two_moments_the_question_names(logistics):
@@ -828,3 +828,23 @@ def test_a_sentence_naming_a_memo_before_the_question_is_searched_first(schema):
     assert edits
     policy = "What is the maximum number of weekly driving hours under the driving hours policy?"
     assert document_clause(policy) is None  # one clause: a fact of the policy, not a part of the question
+
+
+def test_the_ranked_entity_an_unshown_step_reads_is_shown_beside_the_figure_read_from_it(schema):
+    from lakeplanner.plan.dataops import restore_asked_entity
+
+    asked = "Which customer was billed the largest total amount in 2024?"
+    ranked = PlanNode(
+        question="customer_id of the customer with the largest total amount",
+        tool="sql",
+        label="$var_1",
+        source="customers",
+        returns=("customer_id",),
+    )
+    total = shown_sql("$var_2", "invoices", "total amount of invoices of $var_1.customer_id in 2024", "a total")
+    restored, edits = restore_asked_entity(Plan(question=asked, nodes=(ranked, total)))
+    assert [n.should_expose_answer for n in restored.nodes] == [True, True]
+    assert edits == ["$var_1: shown too, it reads the customer the question asks for"]
+    on_customers = total.model_copy(update={"source": "customers"})
+    plan = Plan(question=asked, nodes=(ranked, on_customers))
+    assert restore_asked_entity(plan) == (plan, [])  # a shown step reads customers already

@@ -499,17 +499,19 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     plan, cited = restore_cited_rows(plan, known, schema)
     plan, policy = restore_document_fact(plan, known, schema)
     plan, linked = restore_linked_search(plan, schema)
-    plan, shown = restore_first_ask(plan)
+    plan, shown = restore_asked_entity(plan)
     lost = named + swapped + ranked + periods + searched + counted + tabled + returned + timed + cited + policy + linked
     return plan, lost + shown
 
 
-def restore_first_ask(plan: Plan) -> tuple[Plan, list[str]]:
-    """A question asking two things ("which customer ..., and how many invoices ...") whose first,
-    the entity, only an unshown step reads (the search that found the customer's name): that step is
-    shown too, so the answer names the entity beside the second value."""
+def restore_asked_entity(plan: Plan) -> tuple[Plan, list[str]]:
+    """The entity a "which X" question asks, read only by an unshown step the shown ones read, is
+    shown too: "which customer ..., and how many invoices ..." (the search that found the customer,
+    beside the count), or "which warehouse dispatched the largest total weight" (the step ranking
+    warehouses, beside the total read from it). Without a second ask, only when no shown step reads
+    the entity's table and the unshown one does."""
     frame = read_question(plan.question)
-    if frame.second_ask is None or frame.entity is None:
+    if frame.entity is None:
         return plan, []
     shown = [n for n in plan.nodes if n.should_expose_answer]
     read = {r.label for n in shown for r in n.references()}
@@ -517,11 +519,15 @@ def restore_first_ask(plan: Plan) -> tuple[Plan, list[str]]:
     readers = [
         n for n in plan.nodes if not n.should_expose_answer and n.label in read and wanted & name_stems(n.question)
     ]
+    if frame.second_ask is None:
+        if any(wanted & name_stems(n.source) for n in shown):
+            return plan, []
+        readers = [n for n in readers if wanted & name_stems(n.source)]
     if not shown or len(readers) != 1:
         return plan, []
     label = readers[0].label
     return plan.replace(label, should_expose_answer=True), [
-        f"{label}: shown too, it reads the {frame.entity} the question asks for first"
+        f"{label}: shown too, it reads the {frame.entity} the question asks for"
     ]
 
 
