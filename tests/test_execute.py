@@ -855,9 +855,9 @@ def test_the_fallback_search_reads_the_collection_that_best_answers_the_question
     plan = Plan(question=table_question, nodes=(node("$var_1", "sql", "customers", "first signup"),))
     assert fallback_search(lake, plan, read_question(table_question)) is None
     unnamed = "Within how many days must a late fee be disputed?"  # no table, column or value of the lake
-    plan = Plan(question=unnamed, nodes=(node("$var_1", "sql", "customers", "dispute window"),))
+    plan = Plan(question=unnamed, nodes=(node("$var_2", "sql", "customers", "dispute window"),))
     [search] = fallback_search(lake, plan, read_question(unnamed)).nodes
-    assert search.source in collections
+    assert search.source in collections and search.label == "$var_3"  # a label no step has
 
 
 EVENTS = [

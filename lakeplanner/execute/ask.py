@@ -21,7 +21,7 @@ from lakeplanner.lineage.tracing import Lineage
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import DEFAULT_CONTEXT, Context
 from lakeplanner.plan.dataops import names_tables, one_search
-from lakeplanner.plan.model import Plan
+from lakeplanner.plan.model import LABEL, Plan
 from lakeplanner.plan.planner import Planner, PlanResult
 from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.question import QuestionFrame, packs_for, read_question
@@ -104,7 +104,8 @@ def fallback_search(lake, plan: Plan, frame: QuestionFrame, anywhere: bool = Fal
     anywhere = anywhere or frame.documents_tell or len(schema.collections) == 1 or unnamed
     collections = sorted(schema.collections) if anywhere else []
     collection = best_collection(lake, plan.question, collections)
-    return one_search(plan, schema, label=f"$var_{len(plan.nodes) + 1}", collection=collection)
+    fresh = 1 + max((int(n.label.removeprefix("$var_")) for n in plan.nodes if LABEL.match(n.label)), default=0)
+    return one_search(plan, schema, label=f"$var_{fresh}", collection=collection)
 
 
 def best_collection(lake, question: str, collections: list[str], per_collection: int = 3) -> str | None:
