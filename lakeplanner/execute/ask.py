@@ -126,9 +126,9 @@ def best_collection(lake, question: str, collections: list[str], per_collection:
 
 
 def synthesized(
-    lake, question: str, results: list[NodeResult], executor: Executor, lineage, frame
+    lake, question: str, results: list[NodeResult], executor: Executor, lineage: Lineage, frame: QuestionFrame
 ) -> tuple[Answer, int]:
-    """The answer from `results`, recorded as a synthesis span, and the characters of lake data it showed."""
+    """The answer from `results`, as a synthesis span, and the characters of lake data it showed."""
     synthesis = Recorder()
     with lineage.span("lakeplanner.synthesize") as span:
         answer = synthesize(
