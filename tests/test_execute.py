@@ -590,7 +590,8 @@ def test_a_plan_that_retrieves_nothing_falls_back_to_one_search_of_the_only_coll
     assert any(c.kind == "span" and "warehouse fire" in c.snippet for c in answer.citations)
 
 
-def test_a_question_with_no_valid_plan_naming_nothing_of_the_tables_is_searched_as_it_is(tmp_path):
+def claims_lake(tmp_path):
+    """A sales table and two collections, one holding a claims window no column names."""
     from lakeplanner import Lake
 
     source = tmp_path / "source"
@@ -601,15 +602,21 @@ def test_a_question_with_no_valid_plan_naming_nothing_of_the_tables_is_searched_
         (source / folder / f"{folder}.md").write_text(f"# {folder}\n\n{text}\n")
     lake = Lake.create(tmp_path / "lake")
     lake.ingest(source)
-    cycle = {"tool": "sql", "source": "sales", "label": "$var_1", "question": "amount in $var_1.amount"}
+    return lake
 
-    def pick_claim(messages):
-        chosen = [line.split()[0] for line in messages[-1].content.splitlines() if "21 days" in line]
-        return {"selected": chosen[:1], "sufficient": True, "answer": "21 days"}
+
+def pick_claim_window(messages):
+    chosen = [line.split()[0] for line in messages[-1].content.splitlines() if "21 days" in line]
+    return {"selected": chosen[:1], "sufficient": True, "answer": "21 days"}
+
+
+def test_a_question_with_no_valid_plan_naming_nothing_of_the_tables_is_searched_as_it_is(tmp_path):
+    lake = claims_lake(tmp_path)
+    cycle = {"tool": "sql", "source": "sales", "label": "$var_1", "question": "amount in $var_1.amount"}
 
     llm = scripted(
         plan={"nodes": [cycle | {"should_expose_answer": True, "answer_description": "days"}]},
-        select=pick_claim,
+        select=pick_claim_window,
         draft={"answer": "21 days", "sentence": "Within 21 days.", "sources": ["E1"], "abstain": False},
     )
     try:
@@ -624,26 +631,13 @@ def test_a_question_with_no_valid_plan_naming_nothing_of_the_tables_is_searched_
 
 
 def test_a_question_naming_no_row_that_the_tables_could_not_answer_is_tried_in_the_documents(tmp_path):
-    from lakeplanner import Lake
-
-    source = tmp_path / "source"
-    source.mkdir()
-    (source / "sales.csv").write_text("region,amount\nnorth,10\nsouth,20\n")
-    for folder, text in (("policies", "A claim for damaged goods must be filed within 21 days."), ("notes", "Hi.")):
-        (source / folder).mkdir()
-        (source / folder / f"{folder}.md").write_text(f"# {folder}\n\n{text}\n")
-    lake = Lake.create(tmp_path / "lake")
-    lake.ingest(source)
+    lake = claims_lake(tmp_path)
     step = {"tool": "sql", "source": "sales", "label": "$var_1", "question": "amount of every region"}
-
-    def pick_claim(messages):
-        chosen = [line.split()[0] for line in messages[-1].content.splitlines() if "21 days" in line]
-        return {"selected": chosen[:1], "sufficient": True, "answer": "21 days"}
 
     llm = scripted(
         plan={"nodes": [step | {"should_expose_answer": True, "answer_description": "days"}]},
         sql={"sql": "SELECT amount FROM sales"},
-        select=pick_claim,
+        select=pick_claim_window,
         draft=[
             {"answer": "", "sentence": "", "sources": [], "abstain": True, "reason": "no amount says it"},
             {"answer": "21 days", "sentence": "Within 21 days.", "sources": ["E1"], "abstain": False},

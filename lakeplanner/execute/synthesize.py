@@ -214,22 +214,16 @@ def grounding(value: str, results: list[NodeResult], calculated_from: str = "") 
     no is a judgement over what was retrieved: 0.7 when something was, else 0."""
     if normalised(value) in ("yes", "no"):
         return 0.7 if any(r.rows or r.evidence for r in results) else 0.0
-    values = [v for r in results for row in r.rows for v in row.values() if v is not None]
-    cells = {normalised(v) for v in values}
+    items = [(k, v) for r in results for row in r.rows for k, v in row.items() if v is not None]
+    cells = {normalised(v) for _, v in items}
     # the parts of a date are no figures: '2023-01-10' does not state -10
-    cell_numbers = {round(float(n), 6) for v in values if not is_temporal(v) for n in numbers_in(normalised(v))}
+    numbered = [(k, round(n, 6)) for k, v in items if not is_temporal(v) for n in numbers_in(normalised(v))]
+    cell_numbers = {n for _, n in numbered}
     passages = " ".join(normalised(e.snippet) for r in results for e in r.evidence)
     passage_numbers = {round(n, 6) for n in numbers_in(passages)}
     if calculated_from:  # a year a row is labelled with is no operand ('2023 - 2011' of two years built)
         operands = {round(n, 6) for n in numbers_in(_CONSTANTS.sub("", calculated_from))}
-        figures = {
-            round(float(n), 6)
-            for r in results
-            for row in r.rows
-            for k, v in row.items()
-            if v is not None and not is_temporal(v) and not is_year_column(k)
-            for n in numbers_in(normalised(v))
-        }
+        figures = {n for k, n in numbered if not is_year_column(k)}
         return 1.0 if operands <= figures else 0.9 if operands <= figures | passage_numbers else 0.0
     target = normalised(value)
     if not target:

@@ -205,19 +205,24 @@ class Fixer:
                     if v
                 }
                 self.edits.append(f"{node.label}: reference {old} -> {new}")
-            elif link := self.document_link(node, source):
-                old, new = f"{ref.label}.{ref.column}", f"{ref.label}.document_id"
+            elif matched := self.search_match(node, source, ref.column):
+                column, output, why = matched
+                old, new = f"{ref.label}.{ref.column}", f"{ref.label}.{output}"
                 compared = re.compile(rf"\b{re.escape(ref.column)}(\s+(?:in|=|is)\s+){re.escape(old)}\b")
-                question = compared.sub(rf"{link}\g<1>{new}", node.question).replace(old, new)
+                question = compared.sub(rf"{column}\g<1>{new}", node.question).replace(old, new)
                 changes = {"question": question}
-                self.edits.append(f"{node.label}: reference {old} -> {link} in {new} (the documents' link)")
-            elif label := self.label_of_key(node, source, ref.column):
-                old, new = f"{ref.label}.{ref.column}", f"{ref.label}.{VECTOR_ANSWER}"
-                compared = re.compile(rf"\b{re.escape(ref.column)}(\s+(?:in|=|is)\s+){re.escape(old)}\b")
-                question = compared.sub(rf"{label}\g<1>{new}", node.question).replace(old, new)
-                changes = {"question": question}
-                self.edits.append(f"{node.label}: reference {old} -> {label} in {new} (the name the search read)")
+                self.edits.append(f"{node.label}: reference {old} -> {column} in {new} ({why})")
         return plan.replace(node.label, **changes) if changes else plan
+
+    def search_match(self, node: PlanNode, producer: PlanNode, column: str) -> tuple[str, str, str] | None:
+        """(the column a sql step matches, the search output it matches it with, why) for a column a
+        search cannot return: the documents' link column with their ids, else the key's label
+        column with the name the search read."""
+        if link := self.document_link(node, producer):
+            return link, "document_id", "the documents' link"
+        if label := self.label_of_key(node, producer, column):
+            return label, VECTOR_ANSWER, "the name the search read"
+        return None
 
     def label_of_key(self, node: PlanNode, producer: PlanNode, column: str) -> str | None:
         """table.label for a key column a search cannot return ("customer_id" of the customer a memo
@@ -434,15 +439,20 @@ def one_search(plan: Plan, schema: LakeSchema, label: str = "$var_1", collection
         [collection] = schema.collections
     if collection is None or not plan.question:
         return None
-    search = PlanNode(
+    return asked_whole(plan, Tool.vector, collection, label)
+
+
+def asked_whole(plan: Plan, tool: Tool, source: str, label: str = "$var_1") -> Plan:
+    """The plan as one shown step on `source` that asks the question itself."""
+    step = PlanNode(
         question=plan.question,
-        tool=Tool.vector.value,
+        tool=tool.value,
         label=label,
-        source=collection,
+        source=source,
         should_expose_answer=True,
         answer_description=plan.question,
     )
-    return plan.model_copy(update={"nodes": (search,)})
+    return plan.model_copy(update={"nodes": (step,)})
 
 
 def names(text: str) -> set[str]:
@@ -452,8 +462,12 @@ def names(text: str) -> set[str]:
 
 def names_tables(text: str, schema: LakeSchema) -> bool:
     """The text names a table or a column of the lake (by the stems of their names' words)."""
-    words = {w for table, columns in schema.tables.items() for n in (table, *columns) for w in name_stems(n)}
-    return bool(about(text) & words)
+    return bool(about(text) & schema_words(schema))
+
+
+def schema_words(schema: LakeSchema) -> set[str]:
+    """The stems of the words of the lake's table and column names."""
+    return {w for table, columns in schema.tables.items() for n in (table, *columns) for w in name_stems(n)}
 
 
 def about(text: str) -> set[str]:
@@ -622,15 +636,7 @@ def restore_document_fact(plan: Plan, known: KnownValues, schema: LakeSchema) ->
     collection = max(scores, key=scores.__getitem__, default=None)
     if collection is None or not scores[collection]:
         return plan, []
-    search = PlanNode(
-        question=plan.question,
-        tool=Tool.vector,
-        label="$var_1",
-        source=collection,
-        should_expose_answer=True,
-        answer_description=plan.question,
-    )
-    return plan.model_copy(update={"nodes": (search,)}), [
+    return asked_whole(plan, Tool.vector, collection), [
         f"$var_1: searches {collection}: the question asks a fact of the documents it names, not of a table"
     ]
 
@@ -846,8 +852,7 @@ def restore_document_start(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[s
     clause = document_clause(plan.question)
     if clause is None:
         return plan, []
-    schema_words = {w for table, columns in schema.tables.items() for n in (table, *columns) for w in name_stems(n)}
-    told = about(clause) - schema_words
+    told = about(clause) - schema_words(schema)
     roots = [n for n in plan.nodes if not n.references()]
     guessing = next((n for n in roots if n.tool == Tool.sql and not n.sql and about(n.question) & told), None)
     if guessing is None:
@@ -946,15 +951,7 @@ def restore_periods(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
     node = next((n for n in plan.nodes if sources <= set(schema.sql_tables(n.source))), None)
     if node is None:
         return plan, []
-    asked = PlanNode(
-        question=plan.question,
-        tool=Tool.sql,
-        label="$var_1",
-        source=node.source,
-        should_expose_answer=True,
-        answer_description=plan.question,
-    )
-    return plan.model_copy(update={"nodes": (asked,)}), [
+    return asked_whole(plan, Tool.sql, node.source), [
         f"$var_1: asks the question on {node.source}, no step read the years it compares"
     ]
 
