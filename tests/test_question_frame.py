@@ -152,3 +152,62 @@ def test_a_quantity_asked_in_a_unit_is_no_count(question, unit, seconds):
     assert (frame.unit.text if frame.unit else None, frame.seconds_per_unit) == (unit, seconds)
     assert (frame.operation is Operation.count) is (unit is None)
     assert frame.shape == "number"
+
+
+@pytest.mark.parametrize(
+    ("question", "subject", "verb", "defines"),
+    [
+        ("What do purchase obligations represent?", "purchase obligations", "represent", True),
+        ("What are the purchase obligations mainly comprised of?", "purchase obligations", "comprise", True),
+        ("What does the accident policy cover?", "accident policy", "cover", True),
+        ("What is the insurance coverage?", "insurance coverage", None, True),  # 'coverage' is no verb
+        ("What does the table show?", "table", "show", False),
+        ("What is the company's five step approach?", "company's five step approach", None, True),
+        ("Which carrier lost the most shipments?", None, None, False),
+    ],
+)
+def test_the_predicate_is_what_a_what_is_question_says_of_its_subject(question, subject, verb, defines):
+    asked = read_question(question).predicate
+    read = (asked.subject.text, asked.verb, asked.defines) if asked else (None, None, False)
+    assert read == (subject, verb, defines)
+    if asked is not None:
+        assert question[asked.subject.start : asked.subject.end] == asked.subject.text
+
+
+def test_an_owner_is_left_out_of_the_subject_only_where_a_pack_names_it():
+    question = "What is the company's five step approach?"
+    assert read_question(question, ("report_grid",)).predicate.subject.text == "five step approach"
+
+
+def test_clauses_split_at_sentence_ends_and_joined_questions():
+    frame = read_question("The Q4 memo puts one carrier on probation. How many shipments did it lose and which ones?")
+    assert [c.text for c in frame.clauses] == [
+        "The Q4 memo puts one carrier on probation",
+        "How many shipments did it lose",
+        "which ones",
+    ]
+    assert frame.clause_of(frame.counted).text == "How many shipments did it lose"
+    assert [c.text for c in read_question("Which U.S. carrier, Acme Inc. or Zed Ltd. ships most?").clauses] == [
+        "Which U.S. carrier, Acme Inc. or Zed Ltd. ships most"
+    ]
+
+
+def test_alternatives_are_things_offered_to_choose_from():
+    assert read_question("Which magazine was started first, Arthur's Magazine or First for Women?").alternatives
+    assert not read_question("What is the company's five step approach?").alternatives
+
+
+@pytest.mark.parametrize(
+    ("question", "cue"),
+    [
+        ("How is the fair value of the stock options granted during the year estimated?", "How is"),
+        ("Why did revenue fall?", "Why"),
+        ("What was the purpose of the memo?", "purpose"),
+        ("What does the segment consist of?", "consist"),
+        ("Is the data consistent?", None),  # 'consistent' is no composition
+        ("How many shipments were estimated to arrive late?", None),  # a count, not a method
+    ],
+)
+def test_prose_is_an_answer_a_table_cannot_hold(question, cue):
+    prose = read_question(question).prose
+    assert (prose.text[: len(cue)] if prose else None) == cue

@@ -354,7 +354,7 @@ def test_respective_values_of_named_years_are_listed_in_the_order_asked_whatever
 def test_an_answer_that_restates_the_question_keeps_what_follows(question, said, item):
     from lakeplanner.execute.synthesize import unrestated
 
-    assert unrestated(question, said) == item
+    assert unrestated(read_question(question), said) == item
 
 
 def test_an_unsupported_answer_is_repaired_once_with_the_reason():
@@ -460,9 +460,10 @@ def test_an_answer_that_repeats_the_question_is_repaired():
 def test_an_alternative_named_in_the_question_is_an_answer():
     from lakeplanner.execute.synthesize import restates
 
-    assert not restates("Which magazine was started first, Arthur's Magazine or First for Women?", "Arthur's Magazine")
-    assert restates("What is the company's five step approach?", "Five step approach.")
-    assert restates("What is considered to be a cash equivalent?", "cash equivalents")
+    magazine = read_question("Which magazine was started first, Arthur's Magazine or First for Women?")
+    assert not restates(magazine, "Arthur's Magazine")
+    assert restates(read_question("What is the company's five step approach?"), "Five step approach.")
+    assert restates(read_question("What is considered to be a cash equivalent?"), "cash equivalents")
 
 
 def test_an_average_over_a_range_of_years_reads_every_year():
@@ -520,7 +521,7 @@ def test_a_definition_is_read_off_the_passage_that_states_it(question, passage, 
     from lakeplanner.execute.definitions import defined_span
 
     found = PASSAGE.model_copy(update={"evidence": [Evidence.of("paragraph", "d/1", (0, len(passage)), passage)]})
-    defined = defined_span(question, [found])
+    defined = defined_span(read_question(question, ("report_grid",)), [found])
     assert (defined[2] if defined else None) == span
 
 

@@ -8,15 +8,11 @@ to the LLM.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
 
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.question import QuestionFrame
-
-_WORD = re.compile(r"[a-z0-9]+")
-STOP = frozenset({"the", "and", "for", "from", "with", "its", "was", "were", "are", "has", "had", "not", "of", "in"})
+from lakeplanner.question.words import content_words
 
 
 @dataclass(frozen=True)
@@ -46,8 +42,3 @@ def compared(frame: QuestionFrame, exposed: list[NodeResult]) -> Comparison | No
 def yes_or_no(text: str) -> bool | None:
     word = text.strip().rstrip(".!").lower()
     return True if word == "yes" else False if word == "no" else None
-
-
-def content_words(text: str) -> set[str]:
-    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
-    return {w for w in _WORD.findall(plain) if len(w) > 1 and w not in STOP}

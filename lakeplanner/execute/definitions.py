@@ -8,13 +8,8 @@ from __future__ import annotations
 import re
 
 from lakeplanner.execute.results import NodeResult
+from lakeplanner.question import QuestionFrame
 
-_ASKED = re.compile(
-    r"^\s*what (?:is|are|was|were|do|does|did) (?:the )?(?:(?:company|group)'s )?(?P<subject>.+?)"
-    r"(?: (?:mainly |primarily |largely )?(?P<verb>represent|consist|comprise|include|allow|mean|cover|contain)\w*"
-    r"(?: primarily| mainly)?(?: of)?)?\s*\??\s*$",
-    re.I,
-)
 _STATES = r"(?:\b(?:is|are|was|were|include|includes|represent|represents|means)\b|:)"
 _HEDGES = r"(?:(?:mainly|primarily|largely|principally)\s+)?(?:(?:comprised|made up)\s+)?(?:of\s+)?"
 _SENTENCE_END = re.compile(r"\.(?=\s+[A-Z(]|\s*$)")
@@ -22,21 +17,20 @@ MAX_SUBJECT_GAP = 3  # words between the subject and its verb ("plan that allows
 MIN_SPAN_CHARS = 12
 
 
-def asked_subject(question: str) -> tuple[str, str | None] | None:
+def asked_subject(frame: QuestionFrame) -> tuple[str, str | None] | None:
     """(subject, verb) of a question asking what a thing is, represents, consists of...; None otherwise."""
-    asked = _ASKED.match(question)
-    if asked is None or len(asked["subject"].split()) > 8 or re.search(r"\d", asked["subject"]):
+    asked = frame.predicate
+    if asked is None or not asked.defines or len(asked.subject.text.split()) > 8:
         return None
-    verb = asked["verb"]
-    if verb is None and re.match(r"^\s*what (?:do|does|did)\b", question, re.I):
-        return None  # "what does the table show": another verb, not a definition
-    return asked["subject"], verb.lower() if verb else None
+    if any(c.isdigit() for c in asked.subject.text):
+        return None
+    return asked.subject.text, asked.verb
 
 
-def defined_span(question: str, results: list[NodeResult]) -> tuple[NodeResult, int, str] | None:
+def defined_span(frame: QuestionFrame, results: list[NodeResult]) -> tuple[NodeResult, int, str] | None:
     """(result, evidence index, span): the first passage stating the subject's definition; the span runs
     from after the verb to the end of its sentence."""
-    asked = asked_subject(question)
+    asked = asked_subject(frame)
     if asked is None:
         return None
     subject, verb = asked

@@ -21,13 +21,12 @@ from sqlglot.optimizer.qualify import qualify
 from lakeplanner.contract.models import Contract, FieldType
 from lakeplanner.errors import EngineError, LakeplannerError
 from lakeplanner.execute.arithmetic import compares, is_year_column
-from lakeplanner.execute.compare import content_words
 from lakeplanner.execute.results import SqlRun
 from lakeplanner.llm.base import Message, system, user
-from lakeplanner.plan.cache import stem
 from lakeplanner.plan.model import REFERENCE, PlanNode
 from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.read import years_in
+from lakeplanner.question.words import content_words, stem
 
 ROW_LIMIT = 200
 KEYS_PER_ROW = 20

@@ -29,16 +29,16 @@ from lakeplanner.execute.arithmetic import (
     year_arithmetic,
     year_of,
 )
-from lakeplanner.execute.compare import compared, content_words
+from lakeplanner.execute.compare import compared
 from lakeplanner.execute.definitions import defined_span
 from lakeplanner.execute.results import Answer, Citation, NodeResult
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, assistant, clipped, system, user
-from lakeplanner.plan.cache import stem
-from lakeplanner.plan.extension import STOP, TERM, sufficiency
+from lakeplanner.plan.extension import TERM, sufficiency
 from lakeplanner.question import Operation, QuestionFrame, packs_for, read_question
 from lakeplanner.question.read import years_in
+from lakeplanner.question.words import content_words, listed, stem
 
 ROWS_SHOWN = 20
 NOTHING_MENTIONS = "nothing in the lake mentions"  # the coverage gate's reason
@@ -56,9 +56,6 @@ Mentions = Callable[[list[str]], "set[str] | None"]
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _EXPRESSION = re.compile(r"^[\d\s.,()+*/-]*\d\s+[-+*/]\s+\(?\s*-?\d[\d\s.,()+*/-]*$")  # spaced: '1-90' is no sum
 _TYPOGRAPHIC = str.maketrans("\u2018\u2019\u02bc\u201c\u201d\u2013\u2014", "'''\"\"--")
-_ALTERNATIVES = re.compile(r"\bor\b|\bwhich\b|\bwho\b|\bwhom\b|\bwhose\b|\bbetween\b", re.I)
-_WHAT_IS = re.compile(r"^\s*what (?:is|are|was|were) (?:the )?(?P<subject>[^?]+?)\s*\??\s*$", re.I)
-_WHAT_DOES = re.compile(r"^\s*what (?:does|do|did) (?P<subject>.+?) (?P<verb>[a-z]+)\s*\??\s*$", re.I)
 # words that ask to compute, explain or name ("the change in revenue", "the percentage constitution of
 # X in Y", "the reason for the decline", "the name of the song"), name the reporting entity ("the
 # company") or qualify the ask ("the respective values"), not an attribute the lake must hold
@@ -310,7 +307,7 @@ def fallback_value(results: list[NodeResult], frame: QuestionFrame) -> str | Non
         return None  # NULL, or NaN / infinity from a division by zero: no value
     cell = cells[0]
     value = format_number(float(cell)) if isinstance(cell, float) else str(cell)
-    if isinstance(cell, str) and restates(frame.text, value):
+    if isinstance(cell, str) and restates(frame, value):
         return None
     dated = isinstance(cell, dt.date) or _ISO_DATE_START.match(value) is not None
     if dated and frame.shape in ("number", "entity", "yes_no"):
@@ -332,7 +329,7 @@ def uncovered_terms(
     concepts = [
         t.lower()
         for t in TERM.findall(frame.attribute.text)
-        if is_concept(t) and t.lower() not in ANSWER_SHAPES | STOP and not is_name(t, question)
+        if is_concept(t) and t.lower() not in ANSWER_SHAPES | listed("not_concepts") and not is_name(t, question)
     ]
     unresolved = {t.lower() for t in sufficiency(question, contract).unresolved}
     if not concepts or any(t not in unresolved for t in concepts):
@@ -408,7 +405,7 @@ def synthesize(
         if outcome.c_ground > 0.0 or not outcome.repairable:
             break
         messages = [*messages, assistant(draft.model_dump_json()), user(repair_request(outcome.failure))]
-    if outcome.c_ground == 0.0 and (defined := defined_span(question, exposed)) is not None:
+    if outcome.c_ground == 0.0 and (defined := defined_span(frame, exposed)) is not None:
         outcome = definition(question, outcome.draft, defined, index, exposed)
     if outcome.c_ground == 0.0:
         return abstain(answer, outcome.failure, started)
@@ -474,7 +471,7 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Set
             items, calculated = [format_number(evaluate(expression))], expression
         except LakeplannerError as e:
             return Settled([], draft, failure=e.message, repairable=True)
-    if not calculated and items and all(restates(question, item) for item in items):
+    if not calculated and items and all(restates(frame, item) for item in items):
         failure = f"the answer {'; '.join(items)!r} only repeats words of the question"
         return Settled(items, draft, failure=failure, repairable=True)
     c_ground = min((grounding(item, exposed, calculated) for item in items), default=0.0)
@@ -577,13 +574,13 @@ def verbatim(item: str, results: list[NodeResult]) -> str:
     return item
 
 
-def restates(question: str, item: str) -> bool:
+def restates(frame: QuestionFrame, item: str) -> bool:
     """The item is words of the question, plurals aside ("five step approach" for "What is the company's
     five step approach?", "cash equivalents" for "what is a cash equivalent?"), where the question offers
     no alternatives to choose from."""
     words = {stem(w) for w in content_words(item)}
-    asked = {stem(w) for w in content_words(question)}
-    return bool(words) and words <= asked and not _ALTERNATIVES.search(question)
+    asked = {stem(w) for w in content_words(frame.text)}
+    return bool(words) and words <= asked and not frame.alternatives
 
 
 def year_holding(item: str, results: list[NodeResult]) -> str:
@@ -618,22 +615,21 @@ def folded(text: str) -> str:
 def answer_items(frame: QuestionFrame, written: list[str]) -> list[str]:
     """The LLM's items, blank and repeated ones dropped, without a restated question ("The table shows
     X" to "what does the table show?" is X); only the first when the question asks for one value."""
-    items = list(dict.fromkeys(unrestated(frame.text, item) for item in written if item.strip()))
+    items = list(dict.fromkeys(unrestated(frame, item) for item in written if item.strip()))
     return items if frame.several else items[:2] if frame.second_ask else items[:1]
 
 
-def unrestated(question: str, item: str) -> str:
+def unrestated(frame: QuestionFrame, item: str) -> str:
     """What follows the question's words in an answer that restates them: "The table shows X" to "what
     does the table show?", "Goodwill is X" to "what is goodwill?"."""
     item = item.strip()
-    if (does := _WHAT_DOES.match(question)) is not None:
-        verb = rf"{re.escape(does['verb'])}(?:s|es|ed|d)?\b"
-        subject = does["subject"]
-    elif (is_ := _WHAT_IS.match(question)) is not None:
-        verb, subject = r"(?:is|are|was|were)\b", is_["subject"]
-    else:
+    asked = frame.predicate
+    if asked is None:
         return item
-    said = re.compile(rf"(?:the\s+)?{re.escape(subject)}\s+{verb}[\s:,]*", re.I)
+    verb = rf"{re.escape(asked.verb)}(?:s|es|ed|d)?\b(?:\s+of\b)?" if asked.verb else ""
+    if asked.auxiliary == "be":
+        verb = rf"(?:is|are|was|were)\b(?:\s+\w+ly)?(?:\s+{verb})?" if verb else r"(?:is|are|was|were)\b"
+    said = re.compile(rf"(?:the\s+)?(?:[\w-]+'s\s+)?{re.escape(asked.subject.text)}\s+{verb}[\s:,]*", re.I)
     restated = said.match(item)
     return item[restated.end() :] or item if restated else item
 

@@ -26,26 +26,12 @@ from lakeplanner.contract.models import SourceKind
 from lakeplanner.ingest.segments import stored_documents
 from lakeplanner.plan.model import Plan
 from lakeplanner.question import Operation, read_question
+from lakeplanner.question.words import listed, stem
 
 _NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")
 _WORDS = re.compile(r"[a-z0-9_]+")
-AGGREGATES = {
-    "count": ("count", "many", "number"),
-    "sum": ("total", "sum", "sums", "totals"),
-    "avg": ("average", "avg", "mean"),
-    "max": ("max", "maximum", "highest", "largest", "most", "biggest"),
-    "min": ("min", "minimum", "lowest", "smallest", "least", "fewest"),
-    "last": ("latest", "last", "newest"),
-    "first": ("earliest", "first", "oldest"),
-    "when": ("when",),
-    "where": ("where",),
-    "gt": ("after", "over", "above", "more", "greater", "exceeds", "exceed", "later", "since"),
-    "lt": ("before", "under", "below", "less", "fewer", "smaller", "earlier", "lower"),
-    "not": ("not", "no", "without", "except", "excluding"),
-}
-AGGREGATE_OF = {word: name for name, words in AGGREGATES.items() for word in words}
 SEMANTIC_THRESHOLD = 0.85
 WORDING_ONLY = frozenset({Operation.lookup, Operation.yes_no, Operation.list})  # a paraphrase may switch them
 
@@ -124,79 +110,7 @@ def extract_slots(question: str, known: KnownValues) -> tuple[str, list[Slot]]:
     return normalise("".join(template)), [Slot(kind, value) for _, _, kind, value in chosen]
 
 
-STOPWORDS = {
-    "a",
-    "an",
-    "the",
-    "of",
-    "for",
-    "in",
-    "on",
-    "at",
-    "to",
-    "is",
-    "are",
-    "was",
-    "were",
-    "be",
-    "been",
-    "me",
-    "tell",
-    "give",
-    "show",
-    "what",
-    "whats",
-    "which",
-    "please",
-    "i",
-    "we",
-    "you",
-    "do",
-    "does",
-    "did",
-    "can",
-    "could",
-    "would",
-    "there",
-    "its",
-    "it",
-    "and",
-    "with",
-    "by",
-    "as",
-    "that",
-    "this",
-    "how",
-    "much",
-    "s",
-    "find",
-    "get",
-    "all",
-    "has",
-    "have",
-    "had",
-    "our",
-    "my",
-    "us",
-    "let",
-    "know",
-    "want",
-    "see",
-    "look",
-    "up",
-}
 _TOKEN = re.compile(r"<[^>]+>|[a-z0-9_]+")
-
-
-def stem(word: str) -> str:
-    """Aggregate and comparison synonyms to one name; plurals and past participles to the stem."""
-    if word in AGGREGATE_OF:
-        return AGGREGATE_OF[word]
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith("ed") and len(word) > 4:
-        return word[:-1]
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 def canonical(template: str) -> str:
@@ -206,7 +120,7 @@ def canonical(template: str) -> str:
     <x>") share it, so they hit without an embedding; slot placeholders keep their order."""
     tokens = _TOKEN.findall(template)
     slots = [t for t in tokens if t.startswith("<")]
-    words = sorted(stem(t) for t in tokens if not t.startswith("<") and t not in STOPWORDS)
+    words = sorted(stem(t) for t in tokens if not t.startswith("<") and t not in listed("filler"))
     return " ".join(words) + " | " + " ".join(slots)
 
 

@@ -12,7 +12,7 @@ from enum import StrEnum
 from sqlglot import exp
 
 from lakeplanner.contract.models import FieldType
-from lakeplanner.plan.cache import GENERIC_PARTS, STOPWORDS, KnownValues, stem
+from lakeplanner.plan.cache import GENERIC_PARTS, KnownValues
 from lakeplanner.plan.extension import spellings
 from lakeplanner.plan.filters import COLLECTION_FIELDS
 from lakeplanner.plan.model import REFERENCE, Plan, PlanNode, Tool
@@ -27,6 +27,7 @@ from lakeplanner.plan.validate import (
     validate,
 )
 from lakeplanner.question import Operation, read_question
+from lakeplanner.question.words import listed, stem, tokens
 
 TOOL_SYNONYMS = {
     "iceberg": Tool.sql,
@@ -45,15 +46,9 @@ TOOL_SYNONYMS = {
 }
 SIMILARITY = 0.75
 NAME = re.compile(r"\b(?:[A-Z][\w'-]*|\w*\d\w*)")
-WORD = re.compile(r"[a-z0-9]+")
 LINKED_KEYS = frozenset({"linked_key", "linked_keys"})  # a search's rows: the keys its documents cite
 MAX_FIX_ROUNDS = 3
 LABEL_IN_TEXT = re.compile(r"\$var_[0-9]+")
-# a sentence end (not "U.S." or "Inc."), ", and", or "and" before a new question word
-CLAUSE_BREAK = re.compile(
-    r"(?<![A-Z])(?<!Inc)(?<!Ltd)(?<!\bCo)[.?!;]\s+(?=[A-Z])|,\s+(?:and|but)\s+"
-    r"|\s+and\s+(?=(?:what|which|who|whom|whose|when|where|how)\b)"
-)
 
 
 class Cause(StrEnum):
@@ -472,7 +467,7 @@ def schema_words(schema: LakeSchema) -> set[str]:
 
 def about(text: str) -> set[str]:
     """What a text is about: its named things and the stems of its other words but stop words."""
-    return names(text) | {stem(w) for w in WORD.findall(text.lower()) if w not in STOPWORDS and not w.isdigit()}
+    return names(text) | {stem(w) for w in tokens(text) if w not in listed("filler") and not w.isdigit()}
 
 
 def only_answer_step(plan: Plan, node: PlanNode) -> bool:
@@ -714,7 +709,7 @@ def restore_elapsed_moments(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[
     if frame.seconds_per_unit is None or len(exposed) != 1 or exposed[0].tool != Tool.sql or exposed[0].sql:
         return plan, []
     node = exposed[0]
-    words = WORD.findall(plan.question.lower())
+    words = tokens(plan.question)
     moments = tuple(
         column
         for column, kind in schema.reachable_columns(node.source).items()
@@ -777,7 +772,8 @@ def restore_table_arithmetic(plan: Plan, known: KnownValues, schema: LakeSchema)
 def restore_count(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
     """The question asks how many rows of a table ("how many invoices has that customer been issued")
     and no step counts: the last exposed sql step that reads or joins that table asks it too."""
-    asked = read_question(plan.question).counted
+    frame = read_question(plan.question)
+    asked = frame.counted
     if asked is None or any(counts(n) for n in plan.nodes):
         return plan, []
     counted = next((t for t in schema.tables if name_stems(t) == {stem(asked.text.split()[-1].lower())}), None)
@@ -789,7 +785,7 @@ def restore_count(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
     if counted is None or not readers:
         return plan, []
     node = next((n for n in readers if n.source == counted), readers[-1])
-    clause = CLAUSE_BREAK.split(plan.question[asked.start :])[0].strip(" ?.,")
+    clause = plan.question[asked.start : frame.clause_of(asked).end]
     return plan.replace(node.label, question=f"{node.question}, and {clause}"), [
         f"{node.label}: also asks '{clause}', which no step counted"
     ]
@@ -807,10 +803,8 @@ def document_clause(question: str) -> str | None:
     told = frame.document or frame.reason or frame.names_document
     if told is None:
         return None
-    start = next((m.end() for m in reversed(list(CLAUSE_BREAK.finditer(question))) if m.end() <= told.start), 0)
-    end = next((m.start() for m in CLAUSE_BREAK.finditer(question) if m.start() >= told.end), len(question))
-    clause = question[start:end].strip(" ?.,")
-    if told is frame.names_document and clause == question.strip(" ?.,"):
+    clause = frame.clause_of(told).text
+    if told is frame.names_document and len(frame.clauses) == 1:
         return None  # a kind of document named in the one clause asked: a fact of it (restore_document_fact)
     return clause
 
@@ -818,14 +812,14 @@ def document_clause(question: str) -> str | None:
 def tables_named(text: str, schema: LakeSchema) -> list[str]:
     """The tables whose names the text says, in the order it says them ("number of invoices issued by
     the customer": invoices, then customers)."""
-    words = [stem(w) for w in WORD.findall(text.lower())]
+    words = [stem(w) for w in tokens(text)]
     first = {t: min((i for i, w in enumerate(words) if w in name_stems(t)), default=-1) for t in schema.tables}
     said = [t for t in schema.tables if name_stems(t) <= set(words)]
     return sorted(said, key=first.__getitem__)
 
 
 def name_stems(name: str) -> set[str]:
-    return {stem(w) for w in WORD.findall(name.lower())}
+    return {stem(w) for w in tokens(name)}
 
 
 def document_collection(clause: str, table: str, schema: LakeSchema) -> str | None:
@@ -919,7 +913,7 @@ def restore_ranking(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
         return plan, []
     if any(n.tool != Tool.sql or n.references() or n.sql for n in plan.nodes):
         return plan, []
-    if len(plan.nodes) == 1 and ranks(plan.nodes[0].question):
+    if len(plan.nodes) == 1 and read_question(plan.nodes[0].question).superlative:
         return plan, []
     sources = {n.source for n in plan.nodes}
     node = next((n for n in plan.nodes if sources <= set(schema.sql_tables(n.source))), None)
@@ -954,10 +948,6 @@ def restore_periods(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
     return asked_whole(plan, Tool.sql, node.source), [
         f"$var_1: asks the question on {node.source}, no step read the years it compares"
     ]
-
-
-def ranks(question: str) -> bool:
-    return read_question(question).superlative
 
 
 def restore_named_ids(plan: Plan, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:

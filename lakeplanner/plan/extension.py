@@ -16,48 +16,10 @@ from lakeplanner.contract.models import Contract, EntityType, Relationship
 from lakeplanner.contract.semantic import SourceDiscovery, catalog_block, ground, pascal_case
 from lakeplanner.contract.store import save_contract
 from lakeplanner.llm.base import LLM, system, user
+from lakeplanner.question.words import listed
 
 VERSION_LOG = "schema_versions.jsonl"
 TERM = re.compile(r"[A-Za-z][A-Za-z0-9-]{3,}")
-STOP = {
-    "what",
-    "which",
-    "when",
-    "where",
-    "does",
-    "with",
-    "from",
-    "that",
-    "this",
-    "have",
-    "many",
-    "much",
-    "total",
-    "there",
-    "their",
-    "about",
-    "each",
-    "were",
-    "they",
-    "into",
-    "than",
-    "most",
-    "least",
-    "show",
-    "list",
-    "give",
-    "tell",
-    "find",
-    "whose",
-    "been",
-    "over",
-    "under",
-    "after",
-    "before",
-    "between",
-    "average",
-    "number",
-}
 
 
 class Sufficiency(BaseModel):
@@ -99,7 +61,9 @@ def sufficiency(question: str, contract: Contract, known: set[str] = frozenset()
 
     Words with digits are values (slots), not concepts, and are not checked."""
     vocab = vocabulary(contract, {k.lower() for k in known})
-    terms = [t for t in TERM.findall(question) if t.lower() not in STOP and not any(c.isdigit() for c in t)]
+    terms = [
+        t for t in TERM.findall(question) if t.lower() not in listed("not_concepts") and not any(c.isdigit() for c in t)
+    ]
     unresolved = [t for t in dict.fromkeys(terms) if not spellings(t) & vocab]
     return Sufficiency(sufficient=not unresolved, unresolved=unresolved)
 

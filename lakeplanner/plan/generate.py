@@ -7,7 +7,6 @@ question (embedding + word overlap) and their key neighbours, so the prompt stay
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -20,10 +19,10 @@ from lakeplanner.llm.base import LLM, Message, system, user
 from lakeplanner.plan.filters import COLLECTION_FIELDS
 from lakeplanner.plan.model import Plan, PlanNode, Tool
 from lakeplanner.plan.validate import Finding
+from lakeplanner.question.words import tokens
 
 MAX_TABLES = 8
 MAX_OUTPUT_TOKENS = 800
-_WORDS = re.compile(r"[a-z0-9]+")
 
 INSTRUCTIONS = """You turn a question about a data lake into a plan: a short list of steps. Each step \
 reads exactly ONE source with one tool:
@@ -90,7 +89,7 @@ def output_model(sources: Sequence[str]) -> type[GeneratedPlan]:
 
 
 def words(text: str) -> set[str]:
-    return {w.rstrip("s") for w in _WORDS.findall(text.lower()) if len(w) > 2}
+    return {w.rstrip("s") for w in tokens(text) if len(w) > 2}
 
 
 def table_description(contract: Contract, name: str) -> str:

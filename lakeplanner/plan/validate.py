@@ -22,6 +22,7 @@ from lakeplanner.ingest.tables import KEY_COLUMN
 from lakeplanner.plan.filters import COLLECTION_FIELDS, FilterError, fields_of, milvus_expression, parse_filter
 from lakeplanner.plan.model import LABEL, REFERENCE, Plan, PlanNode, Tool
 from lakeplanner.question.lexicon import names_computed_value
+from lakeplanner.question.read import read_question
 
 NUMERIC = {FieldType.integer, FieldType.number}
 
@@ -507,12 +508,6 @@ def check_document_references(plan: Plan, schema: LakeSchema) -> Iterable[Findin
 
 
 IDENTIFIER = re.compile(r"\b[a-z][a-z0-9_]*\b")
-PROSE = re.compile(
-    r"\b(why|because|reasons?|caus(?:e|es|ed)|explain\w*|describ\w*|description|purpose|attributed"
-    r"|how (?:is|are|was|were|does|do|did|will|would|can)\b[^?]*?\b(?:calculat|determin|deriv|measur|estimat"
-    r"|recogni[sz]|account|attribut|benefit|diversif|allocat)\w*|consist\w*|compris\w*)\b",
-    re.I,
-)
 
 
 def check_prose_questions(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
@@ -520,10 +515,10 @@ def check_prose_questions(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
     description, of a table with no column for it: such answers are written in documents. The subject
     is the collection to read instead."""
     for node in plan.nodes:
-        asked = PROSE.search(node.question or "")
+        asked = read_question(node.question or "").prose
         if node.tool != Tool.sql or node.sql or node.source not in schema.tables or asked is None:
             continue
-        word = asked.group(1).lower()[:5]  # "how i..." names no column: a question of method is prose
+        word = asked.text.lower()[:5]  # "how i..." names no column: a question of method is prose
         if any(word in column.lower() for column in schema.reachable_columns(node.source)):
             continue
         collection = schema.collection_for(node.source)
@@ -532,7 +527,7 @@ def check_prose_questions(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
                 code=Code.prose_from_table,
                 node=node.label,
                 subject=collection,
-                message=f"{node.source} has no column for '{asked.group(1)}': read it in {collection}",
+                message=f"{node.source} has no column for '{asked.text}': read it in {collection}",
             )
 
 

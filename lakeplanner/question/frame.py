@@ -68,6 +68,16 @@ class BoundValue(_Frozen):
     column: str  # table.column
 
 
+class Predicate(_Frozen):
+    """What a "what is X?" or "what does X represent?" question says of its subject: the subject (its
+    article and an owner such as "the group's" left out) and the verb (None for a plain is/are)."""
+
+    subject: Span
+    verb: str | None = None
+    auxiliary: Literal["be", "do"] = "be"
+    defines: bool = False  # it asks what the subject is, represents, consists of: a passage's definition
+
+
 class QuestionFrame(_Frozen):
     text: str
     packs: tuple[str, ...] = ()
@@ -89,7 +99,8 @@ class QuestionFrame(_Frozen):
     several_span: Span | None = None
     second_ask: Span | None = None  # "..., and how many invoices ...": a second value is asked
     reason: Span | None = None  # the cue of a why / reason question
-    document: Span | None = None  # the clause that says a document tells part of it ("according to", "because")
+    prose: Span | None = None  # the first cue that the answer is prose: a reason, a cause, a description, a method
+    document: Span | None = None  # a cue that a document tells part of it ("according to", "because")
     names_document: Span | None = None  # a kind of document it names ("the driving hours policy")
     subject: Span | None = None  # what is asked ("the total weight of lost shipments")
     attribute: Span | None = None  # the subject's head phrase ("the total weight"): what a lookup returns
@@ -100,6 +111,9 @@ class QuestionFrame(_Frozen):
     seconds_per_unit: int | None = None  # the length of a time unit asked in ("hours": 3600)
     judgement: Literal["all", "same"] | None = None  # a yes/no over several: all hold, or values agree
     shape: Literal["number", "year", "date", "entity", "list", "yes_no", "text"] = "text"
+    predicate: Predicate | None = None
+    alternatives: bool = False  # it offers things to choose from ("A or B", "which", "between")
+    clauses: tuple[Span, ...] = ()  # its sentences and joined clauses, in order
     values: tuple[BoundValue, ...] = ()
 
     @property
@@ -132,10 +146,16 @@ class QuestionFrame(_Frozen):
         """An arithmetic answer: a change, a ratio, an average, a share or a difference."""
         return self.operation in COMPUTED
 
+    def clause_of(self, span: Span) -> Span:
+        """The clause (or run of clauses) holding `span`."""
+        start = max((c.start for c in self.clauses if c.start <= span.start), default=0)
+        end = min((c.end for c in self.clauses if c.end >= span.end), default=len(self.text))
+        return Span(start=start, end=end, text=self.text[start:end])
+
     def summary(self) -> dict:
         """The decided fields, for a trace attribute (spans left out)."""
         return self.model_dump(
             mode="json",
-            exclude={"text", "operation_span", "direction_span", "several_span"},
+            exclude={"text", "operation_span", "direction_span", "several_span", "clauses"},
             exclude_defaults=True,
         )

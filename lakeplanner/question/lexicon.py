@@ -26,6 +26,7 @@ class Lexicon(BaseModel):
     negation: list[str]
     reason: list[str]
     prose: list[str]
+    method: dict[str, list[str]]
     document_cues: list[str]
     document_nouns: list[str]
     not_documents: list[str]
@@ -42,6 +43,14 @@ class Lexicon(BaseModel):
     stopwords: list[str]
     computed_heads: list[str]
     attribute_ends: list[str]
+    definition_verbs: list[str]
+    hedges: list[str]
+    alternatives: list[str]
+    subject_owners: list[str] = []
+    function_words: list[str]
+    filler: list[str]
+    not_concepts: list[str]
+    synonyms: dict[str, list[str]]
     absolute: list[str] = []
 
     def with_pack(self, pack: dict) -> Lexicon:

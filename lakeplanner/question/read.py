@@ -10,7 +10,16 @@ import functools
 import re
 from collections.abc import Iterable
 
-from lakeplanner.question.frame import MEASURED, MEASURES, BoundValue, Operation, Period, QuestionFrame, Span
+from lakeplanner.question.frame import (
+    MEASURED,
+    MEASURES,
+    BoundValue,
+    Operation,
+    Period,
+    Predicate,
+    QuestionFrame,
+    Span,
+)
 from lakeplanner.question.lexicon import Lexicon, cached_pattern, lexicon, unit_stem
 
 YEAR = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)(?:19|20)\d{2}(?![\w%]|[.,]\d|-[A-Za-z])")
@@ -29,7 +38,15 @@ ASKED = re.compile(
     r"^\s*(?:what|which|who|how much|how many)\s+(?:is|are|was|were|did|does|do)?\s*(?P<subject>[^?]+)", re.I
 )
 PERCENT = re.compile(r"\bpercent|%", re.I)
-CLAUSE_BREAK = re.compile(r"(?<=[a-z0-9)])[.?!;]\s+(?=[A-Z])|,\s+(?:and|but)\s+")
+# a sentence end (not "U.S." or "Inc."), ", and", or "and" before a new question word
+CLAUSE_BREAK = re.compile(
+    r"(?<![A-Z])(?<!Inc)(?<!Ltd)(?<!\bCo)[.?!;]\s+(?=[A-Z])|,\s+(?:and|but)\s+"
+    r"|\s+and\s+(?=(?:what|which|who|whom|whose|when|where|how)\b)"
+)
+PREDICATE = re.compile(
+    r"^\s*what\s+(?P<auxiliary>is|are|was|were|do|does|did)\s+(?:the\s+)?(?P<rest>[^?]+?)\s*\??\s*$", re.I
+)
+INFLECTIONS = ("s", "es", "d", "ed", "ing")
 MAX_SPANNED = 10  # a range wider than this lists its two ends only
 
 
@@ -76,7 +93,8 @@ def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         several_span=several,
         second_ask=find(words.joined_asks, text),
         reason=reason,
-        document=document_clause(text, words),
+        prose=prose_of(text, words),
+        document=None if find(words.not_documents, text) else find(words.document_cues, text),
         names_document=find(words.document_nouns, text),
         subject=(subject := subject_of(text)),
         attribute=attribute_of(subject, words),
@@ -87,6 +105,9 @@ def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         seconds_per_unit=words.time_units.get(unit_stem(unit.text)) if unit else None,
         judgement=judgement_of(text, operation, words),
         shape="number" if unit and not asks_year else shape_of(text, operation, asks_year, several is not None, words),
+        predicate=predicate_of(text, words),
+        alternatives=find(words.alternatives, text) is not None,
+        clauses=clauses_of(text),
     )
 
 
@@ -218,21 +239,58 @@ def opens_with(text: str, openers: list[str]) -> bool:
     return bool(first) and first.group(0).lower() in openers
 
 
-def document_clause(text: str, words: Lexicon) -> Span | None:
-    """The clause holding a document cue ('according to the memo', 'disputed because of ...')."""
-    if find(words.not_documents, text):
+def prose_of(text: str, words: Lexicon) -> Span | None:
+    """The first cue that the answer is prose a table cannot hold: a reason, a cause, a description, a
+    composition or a method ("how is X calculated")."""
+    auxiliaries, stems = "|".join(words.method["auxiliaries"]), "|".join(words.method["stems"])
+    method = re.search(rf"\bhow\s+(?:{auxiliaries})\b[^?]*?\b(?:{stems})\w*", text, re.I)
+    cues = [find(words.reason, text), find(words.prose, text), span_of(method) if method else None]
+    return min((c for c in cues if c is not None), key=lambda c: c.start, default=None)
+
+
+def clauses_of(text: str) -> tuple[Span, ...]:
+    """The sentences and joined clauses of a question, each without its closing punctuation."""
+    found, start = [], 0
+    for brk in [*CLAUSE_BREAK.finditer(text), None]:
+        end = brk.start() if brk else len(text)
+        body = text[start:end]
+        lead = len(body) - len(body.lstrip())
+        trimmed = body.strip().rstrip("?.!;, ")
+        if trimmed:
+            found.append(Span(start=start + lead, end=start + lead + len(trimmed), text=trimmed))
+        start = brk.end() if brk else start
+    return tuple(found)
+
+
+def predicate_of(text: str, words: Lexicon) -> Predicate | None:
+    """Subject and verb of "what is X?" / "what does X represent?" ("what are X mainly comprised of?"
+    says `comprise` of X)."""
+    match = PREDICATE.match(text)
+    if match is None:
         return None
-    cue = find(words.document_cues, text)
-    if cue is None:
+    start, rest = match.start("rest"), match.group("rest")
+    owner = cached_pattern(tuple(f"{w}'s" for w in words.subject_owners))
+    if owner is not None and (owned := owner.match(rest)) is not None:
+        skipped = len(rest) - len(rest[owned.end() :].lstrip())
+        start, rest = start + skipped, rest[skipped:]
+    does = match["auxiliary"].lower() in ("do", "does", "did")
+    hedge = "|".join(words.hedges)
+    told = re.search(rf"\s+(?:(?:{hedge})\s+)?(?P<verb>[a-z]+)(?:\s+(?:{hedge}))?(?:\s+of)?$", rest)
+    verb = told["verb"].lower() if told else None
+    defining = next((v for v in words.definition_verbs if verb in {v, *(v + e for e in INFLECTIONS)}), None)
+    if not does and defining is None:
+        told, verb = None, None
+    elif not does:
+        verb = defining
+    subject = rest[: told.start()] if told else rest
+    if not subject.strip():
         return None
-    start = 0
-    for brk in CLAUSE_BREAK.finditer(text):
-        if brk.end() <= cue.start:
-            start = brk.end()
-        elif brk.start() >= cue.end:
-            return Span(start=start, end=brk.start(), text=text[start : brk.start()])
-    end = len(text.rstrip().rstrip("?"))
-    return Span(start=start, end=end, text=text[start:end])
+    return Predicate(
+        subject=Span(start=start, end=start + len(subject), text=subject),
+        verb=verb,
+        auxiliary="do" if does else "be",
+        defines=defining is not None or (not does and verb is None),
+    )
 
 
 def subject_of(text: str) -> Span | None:
