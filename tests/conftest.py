@@ -13,6 +13,14 @@ DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture(autouse=True)
+def frames_read_afresh():
+    """A frame an LLM filled in one test is not read by the next."""
+    from lakeplanner.question.read import REMEMBERED
+
+    REMEMBERED.clear()
+
+
+@pytest.fixture(autouse=True)
 def no_real_model_by_accident(request, monkeypatch):
     """Unit tests get the fake LLM; only tests marked real_model may load a real one."""
     if "real_model" not in request.keywords:

@@ -132,3 +132,13 @@ def test_real_model_plans_the_sample_questions(sample_lake, default_llm):
     results = [planner.plan(q["question"]) for q in questions if q["kind"] != "unanswerable"]
     failed = [(r.question, r.findings) for r in results if not r.ok]
     assert not failed, failed
+
+
+def test_the_real_model_fills_an_open_subject_with_words_of_the_question(default_llm):
+    from lakeplanner.question import read_question
+    from lakeplanner.question.fill import fill_frame
+
+    question = "Give the billing e-mail address of customer C001."
+    frame = fill_frame(read_question(question), default_llm)
+    assert frame.filled == ("subject",) and "e-mail address" in frame.subject.text
+    assert question[frame.subject.start : frame.subject.end] == frame.subject.text

@@ -8,7 +8,12 @@ def test_tokens_are_lower_case_words_and_numbers_split_at_anything_else():
 
 
 def test_a_stem_merges_plurals_participles_and_synonyms():
-    assert [stem(w) for w in ("invoices", "companies", "disputed", "class")] == ["invoice", "company", "dispute", "class"]
+    assert [stem(w) for w in ("invoices", "companies", "disputed", "class")] == [
+        "invoice",
+        "company",
+        "dispute",
+        "class",
+    ]
     assert stem("largest") == stem("highest") == "max"
     assert stem("total") == stem("sum") == "sum"
 

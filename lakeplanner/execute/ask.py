@@ -8,7 +8,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Protocol
 
-from lakeplanner.errors import LakeplannerError
+from lakeplanner.errors import LakeplannerError, LLMOutputError
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.labels import labelled
 from lakeplanner.execute.results import Answer, NodeResult
@@ -18,6 +18,7 @@ from lakeplanner.ingest.segments import mentioned
 from lakeplanner.lineage.runs import RunRecord, save_run
 from lakeplanner.lineage.steps import Recorder, RecordingLLM, data_chars
 from lakeplanner.lineage.tracing import Lineage
+from lakeplanner.llm.base import LLM
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import DEFAULT_CONTEXT, Context
 from lakeplanner.plan.dataops import names_tables, one_search
@@ -25,6 +26,7 @@ from lakeplanner.plan.model import LABEL, Plan
 from lakeplanner.plan.planner import Planner, PlanResult
 from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.question import QuestionFrame, packs_for, read_question
+from lakeplanner.question.fill import fill_frame
 from lakeplanner.question.read import with_values
 
 OnResult = Callable[[NodeResult], None]
@@ -125,6 +127,15 @@ def best_collection(lake, question: str, collections: list[str], per_collection:
     return scored[max(range(len(scored)), key=scores.__getitem__)][0]
 
 
+def filled_frame(frame: QuestionFrame, llm: LLM, recorder: Recorder) -> QuestionFrame:
+    """The frame with the fields the reader left open proposed by the LLM; as read when its reply is
+    unusable (the question is then answered without them)."""
+    try:
+        return fill_frame(frame, RecordingLLM(llm, recorder, "frame"))
+    except LLMOutputError:
+        return frame
+
+
 def synthesized(
     lake, question: str, results: list[NodeResult], executor: Executor, lineage: Lineage, frame: QuestionFrame
 ) -> tuple[Answer, int]:
@@ -175,8 +186,8 @@ def ask(
             "lakeplanner.ask", **{"lakeplanner.question": question, "lakeplanner.role": context.role}
         ) as root:
             trace_id = format(root.get_span_context().trace_id, "032x")
-            frame = read_question(question, packs_for(lake.contract))
             planning = Recorder()
+            frame = filled_frame(read_question(question, packs_for(lake.contract)), executor.llm, planning)
             with lineage.span("lakeplanner.plan") as span:
                 planner = planner or Planner(
                     lake, RecordingLLM(executor.llm, planning, "plan"), context=context, use_cache=use_cache

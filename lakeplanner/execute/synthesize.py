@@ -324,7 +324,7 @@ def uncovered_terms(
     for (a phone number in a lake without phone numbers), whatever the LLM says. A word of the
     attribute that names a column covers it ("plate" of "the licence plate" in a column `plate`)."""
     frame = read_question(question, packs_for(contract))
-    if frame.wh != "what" or frame.attribute is None:
+    if frame.asked_attribute is None:
         return []
     concepts = [
         t.lower()

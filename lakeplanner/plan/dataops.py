@@ -686,7 +686,7 @@ def restore_asked_column(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str
     """A lookup whose one answering sql step does not return the column the question asks for ("the
     billing contact" for "the billing contact's e-mail address"): that step returns it too."""
     frame = read_question(plan.question)
-    if frame.operation is not Operation.lookup or frame.wh != "what" or frame.attribute is None:
+    if frame.operation is not Operation.lookup or frame.asked_attribute is None:
         return plan, []
     exposed = [n for n in plan.nodes if n.should_expose_answer]
     if len(exposed) != 1 or exposed[0].tool != Tool.sql or exposed[0].sql:

@@ -115,6 +115,7 @@ class QuestionFrame(_Frozen):
     alternatives: bool = False  # it offers things to choose from ("A or B", "which", "between")
     clauses: tuple[Span, ...] = ()  # its sentences and joined clauses, in order
     values: tuple[BoundValue, ...] = ()
+    filled: tuple[str, ...] = ()  # the fields an LLM proposed (as spans of the question) where the reader could not
 
     @property
     def years(self) -> list[int]:
@@ -140,6 +141,13 @@ class QuestionFrame(_Frozen):
         """The question says documents tell (part of) it: it names a kind of document, a reason or a
         document cue ('according to', 'because')."""
         return self.document is not None or self.names_document is not None or self.reason is not None
+
+    @property
+    def asked_attribute(self) -> Span | None:
+        """The attribute a lookup returns, where the question says it: a 'what' question's head phrase,
+        or the one an LLM pointed at in a question with no question word."""
+        said = self.wh == "what" or "subject" in self.filled
+        return self.attribute if said else None
 
     @property
     def computed(self) -> bool:

@@ -54,9 +54,27 @@ def span_of(match: re.Match, group: int = 0) -> Span:
     return Span(start=match.start(group), end=match.end(group), text=match.group(group))
 
 
-@functools.lru_cache(maxsize=4096)
+REMEMBERED: dict[tuple[str, tuple[str, ...]], QuestionFrame] = {}
+MAX_REMEMBERED = 1024
+
+
 def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
-    """The frame of `text` under the lexicon with `packs` switched on."""
+    """The frame of `text` under the lexicon with `packs` switched on (as filled, where a field the
+    reader left open was filled: see `remember`)."""
+    return REMEMBERED.get((text, packs)) or read_frame(text, packs)
+
+
+def remember(frame: QuestionFrame) -> QuestionFrame:
+    """Keep a filled frame, so that every stage reading the same question reads it."""
+    if len(REMEMBERED) >= MAX_REMEMBERED:
+        REMEMBERED.pop(next(iter(REMEMBERED)))
+    REMEMBERED[(frame.text, frame.packs)] = frame
+    return frame
+
+
+@functools.lru_cache(maxsize=4096)
+def read_frame(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
+    """The frame of `text` under the lexicon with `packs` switched on, read by the lexicon alone."""
     words = lexicon(packs)
     unit = unit_of(text, words)
     operation, operation_span = operation_of(text, words, unit)
