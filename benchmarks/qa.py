@@ -119,6 +119,7 @@ def run(dataset: str, method: str, n: int | None, shard: tuple[int, int], model:
                     "prediction": items,
                     "pred_scale": scale,
                     "abstained": outcome.abstained,
+                    "confidence": outcome.confidence,
                     "reason": outcome.reason,
                     "error": error,
                     "em": result.em,

@@ -144,3 +144,16 @@ def test_the_holdout_sample_is_outside_the_fixed_300_and_reproducible():
     held = json.loads(HOLDOUT.read_text())["ids"]
     assert len(held) == 100 and not set(held) & taken
     assert make_holdout(questions, taken) == held
+
+
+def test_calibration_counts_confident_wrong_and_unsure_right_answers():
+    from benchmarks.qabench.report import calibration
+
+    records = [
+        {"em": 0, "confidence": 0.95, "abstained": False},
+        {"em": 1, "confidence": 0.4, "abstained": False},
+        {"em": 1, "confidence": 0.99, "abstained": False},
+        {"em": 0, "confidence": 0.0, "abstained": True},  # an abstention claims nothing
+        {"em": 0, "abstained": False},  # recorded before confidence was
+    ]
+    assert calibration(records) == {"answers_scored": 3, "confident_wrong": 1, "right_below_half": 1}

@@ -39,6 +39,7 @@ class Outcome(BaseModel):
     abstained: bool = False
     reason: str | None = None
     data_chars: int = 0
+    confidence: float | None = None  # lakeplanner's and the plain DAG's composite confidence
     trace: list[str] = []  # ReAct's steps, a trace id for the others
 
 
@@ -89,6 +90,7 @@ def answer_outcome(answer) -> Outcome:
         abstained=answer.abstained,
         reason=answer.reason,
         data_chars=answer.data_chars,
+        confidence=answer.confidence,
         trace=[answer.trace_id or ""],
     )
 

@@ -80,8 +80,19 @@ def summary(records: list[dict]) -> dict:
         "llm_calls_per_question": round(sum(r["llm_calls"] for r in records) / n, 2),
         "tokens_per_question": round(sum(r["prompt_tokens"] + r["completion_tokens"] for r in records) / n),
         "data_chars_per_question": round(sum(r["data_chars"] for r in records) / n),
+        "calibration": calibration(records),
         "model": records[0]["model"] if records else None,
         "code": sorted({r.get("code", "unknown") for r in records}),
+    }
+
+
+def calibration(records: list[dict]) -> dict:
+    """How confidence meets EM over the answers that carry one (records before it was recorded do not)."""
+    scored = [r for r in records if r.get("confidence") is not None and not r["abstained"]]
+    return {
+        "answers_scored": len(scored),
+        "confident_wrong": sum(r["em"] == 0 and r["confidence"] >= 0.9 for r in scored),
+        "right_below_half": sum(r["em"] == 1 and r["confidence"] < 0.5 for r in scored),
     }
 
 
@@ -239,6 +250,13 @@ def markdown(results: dict) -> str:
             *breakdown_rows(r, "em_by_answer_type", "answer type" if dataset == "tatqa" else "question type"),
             "",
             *breakdown_rows(r, "em_by_answer_source", "answer source" if dataset == "tatqa" else "level"),
+            "",
+            "Calibration (answers carrying a confidence; wrong at >= 0.9 / right below 0.5): "
+            + "; ".join(
+                f"{m} {c['confident_wrong']} / {c['right_below_half']} of {c['answers_scored']}"
+                for m, s in r["methods"].items()
+                if (c := s["calibration"])["answers_scored"]
+            ),
             "",
             "Where questions were lost:",
             "",
