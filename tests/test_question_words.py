@@ -1,6 +1,6 @@
 """The one tokeniser and stem every stage reads words by."""
 
-from lakeplanner.question.words import content_words, listed, stem, tokens
+from lakeplanner.question.words import content_words, stem, tokens, word_set
 
 
 def test_tokens_are_lower_case_words_and_numbers_split_at_anything_else():
@@ -20,4 +20,6 @@ def test_a_stem_merges_plurals_participles_and_synonyms():
 
 def test_content_words_fold_accents_and_leave_out_function_words():
     assert content_words("The café of Zoë and the 2 sites") == {"cafe", "zoe", "sites"}
-    assert "not" in listed("function_words") and "please" in listed("filler") and "total" in listed("not_concepts")
+    assert (
+        "not" in word_set("function_words") and "please" in word_set("filler") and "total" in word_set("not_concepts")
+    )

@@ -38,7 +38,7 @@ from lakeplanner.llm.base import LLM, Message, assistant, clipped, system, user
 from lakeplanner.plan.extension import TERM, sufficiency
 from lakeplanner.question import Operation, QuestionFrame, packs_for, read_question
 from lakeplanner.question.read import years_in
-from lakeplanner.question.words import content_words, listed, stem
+from lakeplanner.question.words import content_words, stem, word_set
 
 ROWS_SHOWN = 20
 NOTHING_MENTIONS = "nothing in the lake mentions"  # the coverage gate's reason
@@ -329,7 +329,7 @@ def uncovered_terms(
     concepts = [
         t.lower()
         for t in TERM.findall(frame.attribute.text)
-        if is_concept(t) and t.lower() not in ANSWER_SHAPES | listed("not_concepts") and not is_name(t, question)
+        if is_concept(t) and t.lower() not in ANSWER_SHAPES | word_set("not_concepts") and not is_name(t, question)
     ]
     unresolved = {t.lower() for t in sufficiency(question, contract).unresolved}
     if not concepts or any(t not in unresolved for t in concepts):
@@ -450,7 +450,7 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Set
     items = [whole_cell(verbatim(i, exposed), frame, exposed) for i in answer_items(frame, draft.answer)]
     calculated = ""
     if frame.asks_year:
-        items = [year_stated(year_holding(i, exposed), draft.sentence, question) for i in items]
+        items = [year_stated(year_holding(i, exposed), draft.sentence, frame) for i in items]
     if computed:  # listed: one cell per year, in the order named; extreme: the year of the largest or smallest
         if templated is not None:
             items, calculated = [format_number(evaluate(templated))], templated
@@ -598,13 +598,13 @@ def year_holding(item: str, results: list[NodeResult]) -> str:
     return str(years.pop()) if len(years) == 1 and None not in years else item
 
 
-def year_stated(item: str, sentence: str, question: str) -> str:
+def year_stated(item: str, sentence: str, frame: QuestionFrame) -> str:
     """Asked for a year, the LLM named something else ("Carlo Rovelli") while its sentence states the
     year ("... has worked in France since 2000"): the one year the sentence states and the question
     does not. The item itself when it holds a number or the sentence states no such single year."""
     if numbers_in(item):
         return item
-    years = set(years_in(sentence)) - set(years_in(question))
+    years = set(years_in(sentence)) - set(frame.years)
     return str(years.pop()) if len(years) == 1 else item
 
 

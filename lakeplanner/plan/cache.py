@@ -26,7 +26,7 @@ from lakeplanner.contract.models import SourceKind
 from lakeplanner.ingest.segments import stored_documents
 from lakeplanner.plan.model import Plan
 from lakeplanner.question import Operation, read_question
-from lakeplanner.question.words import listed, stem
+from lakeplanner.question.words import stem, word_set
 
 _NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
@@ -120,7 +120,7 @@ def canonical(template: str) -> str:
     <x>") share it, so they hit without an embedding; slot placeholders keep their order."""
     tokens = _TOKEN.findall(template)
     slots = [t for t in tokens if t.startswith("<")]
-    words = sorted(stem(t) for t in tokens if not t.startswith("<") and t not in listed("filler"))
+    words = sorted(stem(t) for t in tokens if not t.startswith("<") and t not in word_set("filler"))
     return " ".join(words) + " | " + " ".join(slots)
 
 

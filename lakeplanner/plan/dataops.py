@@ -27,7 +27,7 @@ from lakeplanner.plan.validate import (
     validate,
 )
 from lakeplanner.question import Operation, read_question
-from lakeplanner.question.words import listed, stem, tokens
+from lakeplanner.question.words import stem, tokens, word_set
 
 TOOL_SYNONYMS = {
     "iceberg": Tool.sql,
@@ -467,7 +467,7 @@ def schema_words(schema: LakeSchema) -> set[str]:
 
 def about(text: str) -> set[str]:
     """What a text is about: its named things and the stems of its other words but stop words."""
-    return names(text) | {stem(w) for w in tokens(text) if w not in listed("filler") and not w.isdigit()}
+    return names(text) | {stem(w) for w in tokens(text) if w not in word_set("filler") and not w.isdigit()}
 
 
 def only_answer_step(plan: Plan, node: PlanNode) -> bool:

@@ -16,7 +16,7 @@ from lakeplanner.contract.models import Contract, EntityType, Relationship
 from lakeplanner.contract.semantic import SourceDiscovery, catalog_block, ground, pascal_case
 from lakeplanner.contract.store import save_contract
 from lakeplanner.llm.base import LLM, system, user
-from lakeplanner.question.words import listed
+from lakeplanner.question.words import word_set
 
 VERSION_LOG = "schema_versions.jsonl"
 TERM = re.compile(r"[A-Za-z][A-Za-z0-9-]{3,}")
@@ -62,7 +62,9 @@ def sufficiency(question: str, contract: Contract, known: set[str] = frozenset()
     Words with digits are values (slots), not concepts, and are not checked."""
     vocab = vocabulary(contract, {k.lower() for k in known})
     terms = [
-        t for t in TERM.findall(question) if t.lower() not in listed("not_concepts") and not any(c.isdigit() for c in t)
+        t
+        for t in TERM.findall(question)
+        if t.lower() not in word_set("not_concepts") and not any(c.isdigit() for c in t)
     ]
     unresolved = [t for t in dict.fromkeys(terms) if not spellings(t) & vocab]
     return Sufficiency(sufficient=not unresolved, unresolved=unresolved)

@@ -18,7 +18,7 @@ def tokens(text: str) -> list[str]:
 
 
 @functools.cache
-def listed(name: str) -> frozenset[str]:
+def word_set(name: str) -> frozenset[str]:
     """A word list of the lexicon (function_words, filler, not_concepts, stopwords) as a set."""
     return frozenset(getattr(lexicon(), name))
 
@@ -43,4 +43,4 @@ def stem(word: str) -> str:
 def content_words(text: str) -> set[str]:
     """Its words of two characters or more, accents folded, function words left out."""
     plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    return {w for w in tokens(plain) if len(w) > 1 and w not in listed("function_words")}
+    return {w for w in tokens(plain) if len(w) > 1 and w not in word_set("function_words")}
