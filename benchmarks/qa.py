@@ -7,6 +7,7 @@ planner, all on the same local model and the same stores.
     python benchmarks/qa.py --dataset tatqa --method rag --n all           # every dev question
     python benchmarks/qa.py --dataset tatqa-holdout --method lakeplanner --n 100  # 100 outside the 300, run once
     python benchmarks/qa.py --report                                       # qa.md and qa.json from the runs
+    python benchmarks/qa.py --dataset tatqa --method lakeplanner --against 268f505  # what a rerun gained and lost
 
 Each TAT-QA context (its report table as `financials.report.csv`, its paragraphs as markdown) and
 each HotpotQA question (its 10 paragraphs) is ingested as its own lake with `Lake.ingest`, once,
@@ -34,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.qabench.answers import judge
 from benchmarks.qabench.data import lake_for, load, write_holdout, write_sample
 from benchmarks.qabench.methods import METHODS, timed
-from benchmarks.qabench.report import write_report
+from benchmarks.qabench.report import compare_runs, read_records, write_report
 from lakeplanner.llm.base import get_llm
 from lakeplanner.llm.settings import LLMSettings
 
@@ -138,6 +139,14 @@ def run(dataset: str, method: str, n: int | None, shard: tuple[int, int], model:
             progress.advance(task)
 
 
+def changed_since(commit: str, path: Path) -> str:
+    """The questions done so far whose EM differs from the records committed at `commit`, and the EM of
+    both on the questions done (a rerun compared with the run it replaces, question by question)."""
+    relative = path.relative_to(HERE.parent).as_posix()
+    shown = subprocess.run(["git", "show", f"{commit}:{relative}"], capture_output=True, text=True, check=True)
+    return compare_runs(read_records(shown.stdout), read_records(path.read_text()))
+
+
 def parse_n(text: str) -> int | None:
     return None if text == "all" else int(text)
 
@@ -159,6 +168,11 @@ def main() -> None:
     parser.add_argument("--shard", type=parse_shard, default=(0, 1), help="I/K: run the I-th of K parts")
     parser.add_argument("--model", default="default", help="local model: default (1.5B) or small (0.5B)")
     parser.add_argument("--report", action="store_true", help="write results/qa.md and qa.json from the runs")
+    parser.add_argument(
+        "--against",
+        metavar="COMMIT",
+        help="with --dataset and --method: the questions whose EM changed since that commit's committed records",
+    )
     parser.add_argument("--make-sample", action="store_true", help="rewrite data/tatqa/sample300.json")
     parser.add_argument("--make-holdout", action="store_true", help="write data/tatqa/holdout100.json")
     args = parser.parse_args()
@@ -168,6 +182,8 @@ def main() -> None:
         write_holdout()
     elif args.report:
         write_report(RUNS, HERE / "results")
+    elif args.against and args.dataset and args.method:
+        print(changed_since(args.against, run_file(args.dataset, args.method)))
     elif args.dataset and args.method:
         run(args.dataset, args.method, args.n, args.shard, args.model)
     else:

@@ -157,3 +157,16 @@ def test_calibration_counts_confident_wrong_and_unsure_right_answers():
         {"em": 0, "abstained": False},  # recorded before confidence was
     ]
     assert calibration(records) == {"answers_scored": 3, "confident_wrong": 1, "right_below_half": 1}
+
+
+def test_a_rerun_is_compared_with_the_run_it_replaces_question_by_question():
+    from benchmarks.qabench.report import compare_runs
+
+    def record(uid, em, prediction):
+        return {"uid": uid, "question": f"q {uid}", "gold": ["1"], "prediction": prediction, "em": em, "seconds": 10}
+
+    old = [record("a", 1, ["1"]), record("b", 0, []), record("c", 1, ["1"])]
+    new = [record("a", 0, ["2"]), record("b", 1, ["1"])]
+    lines = compare_runs(old, new).splitlines()
+    assert lines[0] == "2 questions in both: EM 1 before, 1 now; seconds 20 before, 20 now"
+    assert lines[1].startswith("lost a 'q a'") and lines[2].startswith("gained b 'q b'") and len(lines) == 3

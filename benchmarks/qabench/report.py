@@ -20,8 +20,7 @@ def read_runs(folder: Path, dataset: str) -> dict[str, dict[str, dict]]:
     for method in METHODS:
         path = folder / f"{dataset}-{method}.jsonl"
         if path.exists():
-            records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-            runs[method] = {r["uid"]: r for r in records}
+            runs[method] = {r["uid"]: r for r in read_records(path.read_text())}
     return runs
 
 
@@ -84,6 +83,30 @@ def summary(records: list[dict]) -> dict:
         "model": records[0]["model"] if records else None,
         "code": sorted({r.get("code", "unknown") for r in records}),
     }
+
+
+def read_records(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def compare_runs(old: list[dict], new: list[dict]) -> str:
+    """EM of both runs on the questions the new one has done, then each question gained or lost."""
+    before = {r["uid"]: r for r in old}
+    paired = [(before[r["uid"]], r) for r in new if r["uid"] in before]
+    lines = [
+        f"{len(paired)} questions in both: EM {sum(a['em'] for a, _ in paired):.0f} before, "
+        f"{sum(b['em'] for _, b in paired):.0f} now; seconds {sum(a['seconds'] for a, _ in paired):.0f} before, "
+        f"{sum(b['seconds'] for _, b in paired):.0f} now"
+    ]
+    for a, b in paired:
+        if a["em"] != b["em"]:
+            change = "gained" if b["em"] > a["em"] else "lost"
+            lines.append(
+                f"{change} {b['uid'][:8]} {b['question'][:90]!r}: gold {b['gold']!r}, "
+                f"before {a['prediction']!r}, now {b['prediction']!r}"
+                + (f" ({b['reason']})" if b.get("reason") else "")
+            )
+    return "\n".join(lines)
 
 
 def calibration(records: list[dict]) -> dict:
