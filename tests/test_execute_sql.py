@@ -349,3 +349,25 @@ def test_a_column_named_without_its_table_is_the_steps_own():
         cited.matched_columns(),
     )
     assert "t1.shipment_id IN ('SHP-20074', 'TRK-101', 'ORD-50044')" in statement.sql("duckdb")
+
+
+def test_a_key_compared_with_a_word_its_target_table_holds_reads_the_rows_that_hold_it(logistics):
+    """`shipments.carrier = 'rail'`: no carrier code is 'rail'; the carriers' mode column holds it."""
+    from lakeplanner.execute.sql import category_values, fix_key_literals
+    from lakeplanner.plan.validate import LakeSchema
+
+    schema = LakeSchema.from_contract(logistics.contract)
+    allowed = schema.sql_tables("shipments")
+    categories = category_values(logistics, logistics.contract, allowed, "total freight cost of rail shipments")
+    statement = parse_select(
+        "SELECT SUM(freight_cost) FROM shipments AS s WHERE s.carrier = 'Rail' AND year(dispatched_at) = 2024"
+    )
+    edits = fix_key_literals(statement, categories, logistics.contract, schema.tables)
+    assert edits == ["carrier = 'Rail' -> the carriers whose mode is 'rail'"]
+    assert "s.carrier IN (SELECT carrier_code FROM carriers WHERE mode = 'rail')" in statement.sql("duckdb")
+    total = logistics.sql(checked(statement, schema.tables, allowed).sql("duckdb")).column(0)[0].as_py()
+    assert round(total, 2) == 19583.83
+    coded = parse_select("SELECT COUNT(*) FROM shipments WHERE carrier = 'ALPR'")  # a key value stays
+    assert fix_key_literals(coded, categories, logistics.contract, schema.tables) == []
+    kept = parse_select("SELECT COUNT(*) FROM shipments WHERE carrier = 'rail'")  # bound from an earlier step
+    assert fix_key_literals(kept, categories, logistics.contract, schema.tables, keep={"rail"}) == []

@@ -8,7 +8,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -26,7 +25,7 @@ from lakeplanner.llm.base import Message, system, user
 from lakeplanner.plan.model import REFERENCE, PlanNode
 from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.read import years_in
-from lakeplanner.question.words import content_words, stem
+from lakeplanner.question.words import content_words, stem, tokens
 
 ROW_LIMIT = 200
 KEYS_PER_ROW = 20
@@ -106,7 +105,7 @@ def examples_chars(contract: Contract, tables: Sequence[str]) -> int:
 
 
 def words(text: str) -> set[str]:
-    return set(re.findall(r"[a-z0-9]+", text.casefold()))
+    return set(tokens(text))
 
 
 def category_values(lake, contract: Contract, tables: Sequence[str], question: str) -> dict[str, list[str]]:
@@ -245,6 +244,57 @@ def fix_category_literals(
                     edits.append(f"{column.name} = '{literal.this}' -> '{value}' (a value the column holds)")
                     literal.replace(exp.Literal.string(value))
     return edits
+
+
+def fix_key_literals(
+    statement: exp.Select,
+    categories: dict[str, list[str]],
+    contract: Contract,
+    columns_of: dict[str, dict[str, FieldType]],
+    keep: set[str] = frozenset(),
+) -> list[str]:
+    """`shipments.carrier = 'rail'`: a foreign key compared with a word that no key is and that one
+    category column of the key's target table holds (carriers.mode); the filter becomes
+    `shipments.carrier IN (SELECT carrier_code FROM carriers WHERE mode = 'rail')`. Edits in place."""
+    aliases = {t.alias_or_name: t.name for t in statement.find_all(exp.Table) if not t.find_ancestor(exp.Subquery)}
+    edits = []
+    for condition in list(statement.find_all(exp.EQ)):
+        column, literal = compared_literal(condition)
+        if column is None or literal.this in keep:
+            continue
+        table = aliases.get(column.table) if column.table else only_holder(column.name, aliases.values(), columns_of)
+        key = next((k for k in contract.foreign_keys if k.source == table and k.column == column.name), None)
+        if key is None:
+            continue
+        wanted = literal.this.casefold().strip()
+        held = [
+            (name.split(".", 1)[1], value)
+            for name, values in categories.items()
+            if name.split(".", 1)[0] == key.target
+            for value in values
+            if value.casefold().strip() == wanted
+        ]
+        if len(held) != 1:
+            continue
+        target_column, value = held[0]
+        chosen = exp.select(key.target_column).from_(key.target).where(exp.column(target_column).eq(value))
+        condition.replace(column.copy().isin(query=chosen))
+        edits.append(f"{column.name} = '{literal.this}' -> the {key.target} whose {target_column} is '{value}'")
+    return edits
+
+
+def compared_literal(condition: exp.EQ) -> tuple[exp.Column | None, exp.Literal | None]:
+    """(column, string literal) of `column = 'x'` either way round; (None, None) for anything else."""
+    for column, literal in ((condition.this, condition.expression), (condition.expression, condition.this)):
+        if isinstance(column, exp.Column) and isinstance(literal, exp.Literal) and literal.is_string:
+            return column, literal
+    return None, None
+
+
+def only_holder(column: str, tables: Iterable[str], columns_of: dict[str, dict[str, FieldType]]) -> str | None:
+    """The one table read that has the column, else None."""
+    holders = {t for t in tables if column in columns_of.get(t, {})}
+    return holders.pop() if len(holders) == 1 else None
 
 
 def group_compared_values(
