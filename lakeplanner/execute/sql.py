@@ -262,7 +262,7 @@ def fix_key_literals(
         column, literal = compared_literal(condition)
         if column is None or literal.this in keep:
             continue
-        table = aliases.get(column.table) if column.table else only_holder(column.name, aliases.values(), columns_of)
+        table = aliases.get(column.table or owner(column.name, aliases, columns_of))
         key = next((k for k in contract.foreign_keys if k.source == table and k.column == column.name), None)
         if key is None:
             continue
@@ -289,12 +289,6 @@ def compared_literal(condition: exp.EQ) -> tuple[exp.Column | None, exp.Literal 
         if isinstance(column, exp.Column) and isinstance(literal, exp.Literal) and literal.is_string:
             return column, literal
     return None, None
-
-
-def only_holder(column: str, tables: Iterable[str], columns_of: dict[str, dict[str, FieldType]]) -> str | None:
-    """The one table read that has the column, else None."""
-    holders = {t for t in tables if column in columns_of.get(t, {})}
-    return holders.pop() if len(holders) == 1 else None
 
 
 def group_compared_values(
@@ -619,11 +613,14 @@ def qualify_own_columns(
 ) -> None:
     """Prefix each unqualified column with the one table read that holds it."""
     for column in statement.find_all(exp.Column):
-        if column.table:
-            continue
-        owners = [alias for alias, name in sources.items() if column.name in tables.get(name, {})]
-        if len(owners) == 1:
-            column.set("table", exp.to_identifier(owners[0]))
+        if not column.table and (alias := owner(column.name, sources, tables)) is not None:
+            column.set("table", exp.to_identifier(alias))
+
+
+def owner(column: str, sources: dict[str, str], tables: dict[str, dict[str, FieldType]]) -> str | None:
+    """The alias of the one table read (alias -> table) that holds the column, else None."""
+    owners = [alias for alias, name in sources.items() if column in tables.get(name, {})]
+    return owners[0] if len(owners) == 1 else None
 
 
 def checked(

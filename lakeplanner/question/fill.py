@@ -14,7 +14,7 @@ INSTRUCTIONS = (
     "Copy from the question the words that name what it asks for (the thing whose value is the answer), "
     "exactly as written, without the question's other words. Reply with JSON."
 )
-UNDECIDED = (Operation.yes_no, Operation.reason, Operation.definition)
+NEEDS_NO_SUBJECT = (Operation.yes_no, Operation.reason, Operation.definition)
 
 
 class AskedWords(BaseModel):
@@ -24,7 +24,7 @@ class AskedWords(BaseModel):
 def undecided(frame: QuestionFrame) -> list[str]:
     """The fields the reader left open: the subject of a question with no question word to find it
     by ("Give the billing e-mail of customer C001", "Total weight of lost shipments in 2024?")."""
-    if frame.subject is None and frame.wh is None and frame.operation not in UNDECIDED:
+    if frame.subject is None and frame.wh is None and frame.operation not in NEEDS_NO_SUBJECT:
         return ["subject"]
     return []
 
