@@ -64,3 +64,11 @@ class LLMUnavailableError(LakeplannerError):
 
 class DeadlineError(LakeplannerError):
     """Work ran past its time box (a plan node's node_timeout_s); the hint names the setting."""
+
+
+class PolicyError(LakeplannerError):
+    """A policy file is malformed, or a principal lacks what its role's policy needs (a claim)."""
+
+
+class AccessDeniedError(LakeplannerError):
+    """The role may not read a table or collection, or may not do what it asked (replay, audit)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from functools import cached_property
@@ -31,9 +32,12 @@ from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.llm.embeddings import default_embedder
 
 if TYPE_CHECKING:
+    from lakeplanner.execute.engine import Executor
     from lakeplanner.execute.results import Answer, NodeResult
     from lakeplanner.execute.settings import ExecSettings
     from lakeplanner.plan.cache import Context
+    from lakeplanner.plan.planner import PlanResult
+    from lakeplanner.policy import Access
 
 MARKER = "lake.json"
 DEFAULT_MANIFEST = "exclude.yaml"
@@ -228,20 +232,47 @@ class Lake:
         context: Context | None = None,
         use_cache: bool = True,
         on_result: Callable[[NodeResult], None] | None = None,
+        on_plan: Callable[[PlanResult], None] | None = None,
+        access: Access | None = None,
     ) -> Answer:
         """Plan, execute and answer `question` with citations (or abstain), traced in the lake.
 
-        `on_result` receives each exposed node result as soon as it exists (streaming)."""
+        `access` (a role's grant, from `Policy.grant`) limits what is read; by default everything.
+        `on_plan` receives the plan once it is valid, `on_result` each exposed node result as soon as
+        it exists (streaming)."""
         from lakeplanner.execute.ask import ask
+        from lakeplanner.policy import OPEN
+
+        executor = self.executor(llm, settings)
+        return ask(
+            self,
+            question,
+            executor,
+            context=context,
+            use_cache=use_cache,
+            on_result=on_result,
+            on_plan=on_plan,
+            access=access or OPEN,
+        )
+
+    def executor(self, llm: LLM | None = None, settings: ExecSettings | None = None) -> Executor:
+        """The executor questions run on: kept between questions, replaced when a model or settings are given."""
         from lakeplanner.execute.engine import Executor
-        from lakeplanner.plan.cache import DEFAULT_CONTEXT
 
         if self._executor is None or llm is not None or settings is not None:
             self.close_executor()
             self._executor = Executor(self, llm, settings)
-        return ask(
-            self, question, self._executor, context=context or DEFAULT_CONTEXT, use_cache=use_cache, on_result=on_result
-        )
+        return self._executor
+
+    def seen_by(self, access: Access) -> Lake:
+        """The lake as `access` sees it: its contract without what the role may not read."""
+        if not access.restricted:
+            return self
+        from lakeplanner.policy import scoped_contract
+
+        view = copy.copy(self)
+        view.scoped_contract = scoped_contract(self.contract, access)
+        return view
 
     def close_executor(self) -> None:
         if self._executor is not None:

@@ -20,16 +20,18 @@ from lakeplanner.lineage.steps import Recorder, RecordingLLM, data_chars
 from lakeplanner.lineage.tracing import Lineage
 from lakeplanner.llm.base import LLM
 from lakeplanner.llm.embeddings import default_embedder
-from lakeplanner.plan.cache import DEFAULT_CONTEXT, Context
+from lakeplanner.plan.cache import Context
 from lakeplanner.plan.dataops import names_tables, one_search
 from lakeplanner.plan.model import LABEL, Plan
 from lakeplanner.plan.planner import Planner, PlanResult
 from lakeplanner.plan.validate import LakeSchema
+from lakeplanner.policy import OPEN, Access
 from lakeplanner.question import QuestionFrame, packs_for, read_question
 from lakeplanner.question.fill import fill_frame
 from lakeplanner.question.read import with_values
 
 OnResult = Callable[[NodeResult], None]
+OnPlan = Callable[[PlanResult], None]
 
 
 class PlansQuestions(Protocol):
@@ -58,11 +60,11 @@ def emit(lineage: Lineage, recorder: Recorder) -> None:
 
 
 def run_nodes(
-    executor: Executor, plan: Plan, lineage: Lineage, on_result: OnResult | None, note: str = ""
+    executor: Executor, plan: Plan, lineage: Lineage, on_result: OnResult | None, note: str = "", access: Access = OPEN
 ) -> list[NodeResult]:
     """Run a plan's nodes, recording each as a span and streaming the exposed ones as they finish."""
     results = []
-    for result in executor.stream(plan):
+    for result in executor.stream(plan, access):
         name, end_ns = f"node {result.label}{note}", result.started_ns + int(result.seconds * 1e9)
         lineage.recorded(name, result.started_ns, end_ns, node_attributes(result), result.steps, result.error)
         results.append(result)
@@ -171,26 +173,32 @@ def ask(
     question: str,
     executor: Executor,
     *,
-    context: Context = DEFAULT_CONTEXT,
+    context: Context | None = None,
     use_cache: bool = True,
     on_result: OnResult | None = None,
+    on_plan: OnPlan | None = None,
     planner: PlansQuestions | None = None,
+    access: Access = OPEN,
 ) -> Answer:
-    """Answer `question` over `lake`; exposed node results go to `on_result` as soon as they exist.
+    """Answer `question` over `lake` as `access` may read it; the plan goes to `on_plan` once valid,
+    exposed node results to `on_result` as soon as they exist.
 
     `planner` replaces the validating, repairing, caching Planner (benchmarks compare against that)."""
     started = time.perf_counter()
     lineage = Lineage(lake.path, executor.settings.otlp_endpoint)
+    whole, lake = lake, lake.seen_by(access)  # the planner scopes the whole lake itself (to name what is denied)
     try:
-        with lineage.span(
-            "lakeplanner.ask", **{"lakeplanner.question": question, "lakeplanner.role": context.role}
-        ) as root:
+        with lineage.span("lakeplanner.ask", **{"lakeplanner.question": question, **access.decisions()}) as root:
             trace_id = format(root.get_span_context().trace_id, "032x")
             planning = Recorder()
             frame = filled_frame(read_question(question, packs_for(lake.contract)), executor.llm, planning)
             with lineage.span("lakeplanner.plan") as span:
                 planner = planner or Planner(
-                    lake, RecordingLLM(executor.llm, planning, "plan"), context=context, use_cache=use_cache
+                    whole,
+                    RecordingLLM(executor.llm, planning, "plan"),
+                    context=context,
+                    use_cache=use_cache,
+                    access=access,
                 )
                 if isinstance(planner, Planner):
                     frame = with_values(frame, planner.known.find(question))
@@ -207,6 +215,8 @@ def ask(
                     }
                 )
             plan_s = time.perf_counter() - started
+            if on_plan is not None:
+                on_plan(planned)
             searched = None if planned.ok else fallback_search(lake, planned.plan, frame)
             if not planned.ok and searched is None:
                 answer = Answer(question=question, advice=planned.advice)
@@ -215,15 +225,15 @@ def ask(
             else:
                 with lineage.span("lakeplanner.execute", **{"lakeplanner.mode": executor.settings.mode}):
                     if searched is not None:  # no valid plan: the question searched as it is
-                        results = run_nodes(executor, searched, lineage, on_result, " (fallback search)")
+                        results = run_nodes(executor, searched, lineage, on_result, " (fallback search)", access)
                     else:
-                        results = run_nodes(executor, planned.plan, lineage, on_result)
+                        results = run_nodes(executor, planned.plan, lineage, on_result, access=access)
                         if (
                             nothing_retrieved(results)
                             and not narrowed_to_nothing(planned.plan, results)
                             and (search := fallback_search(lake, planned.plan, frame)) is not None
                         ):
-                            results += run_nodes(executor, search, lineage, on_result, " (fallback search)")
+                            results += run_nodes(executor, search, lineage, on_result, " (fallback search)", access)
                 execute_s = time.perf_counter() - started - plan_s
                 order = {n.label: i for i, n in enumerate(planned.plan.nodes)}
                 results.sort(key=lambda r: order.get(r.label, len(order)))
@@ -233,7 +243,7 @@ def ask(
                     and (search := fallback_search(lake, planned.plan, frame, anywhere=True)) is not None
                 ):
                     with lineage.span("lakeplanner.execute", **{"lakeplanner.mode": executor.settings.mode}):
-                        found = run_nodes(executor, search, lineage, on_result, " (documents after the tables)")
+                        found = run_nodes(executor, search, lineage, on_result, " (documents after the tables)", access)
                     retried, again = synthesized(lake, question, found, executor, lineage, frame)
                     if not retried.abstained:
                         answer, shown, results = retried, shown + again, results + found

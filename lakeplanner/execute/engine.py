@@ -21,6 +21,7 @@ from lakeplanner.execute.variables import Binding, referenced_columns, slim
 from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.plan.model import Plan, PlanNode
+from lakeplanner.policy import OPEN, Access
 from lakeplanner.timebox import time_box
 
 TIMEOUT_HINT = "raise LAKEPLANNER_EXEC_NODE_TIMEOUT_S (or [execute] node_timeout_s), or ask a narrower question"
@@ -74,7 +75,7 @@ def failed_input(node: PlanNode, inputs: dict[str, Binding]) -> str | None:
 
 
 def execute_node(
-    node: PlanNode, needed: set[str], services, settings, asked: str, *bindings: Binding
+    node: PlanNode, needed: set[str], services, settings, asked: str, access: Access, *bindings: Binding
 ) -> tuple[NodeResult, Binding]:
     """Run one node on its predecessors' bindings (positional, so Ray resolves them before the call),
     inside its time box: its LLM calls and SQL statements stop at node_timeout_s, in process too."""
@@ -85,7 +86,7 @@ def execute_node(
         result = NodeResult.for_node(node, error=problem)
     else:
         with time_box(settings.node_timeout_s, hint=TIMEOUT_HINT):
-            result = run_node(node, inputs, services, settings, asked)
+            result = run_node(node, inputs, services, settings, asked, access)
     result.started_ns = started
     binding = slim(result, needed, settings.binding_cap)
     binding.error = result.error
@@ -114,28 +115,28 @@ class Executor:
             self._llm = self.llm_factory()
         return self._llm
 
-    def stream(self, plan: Plan) -> Iterator[NodeResult]:
-        """Node results as they finish."""
+    def stream(self, plan: Plan, access: Access = OPEN) -> Iterator[NodeResult]:
+        """Node results as they finish; every node reads only what `access` admits."""
         if self.settings.mode == "serial":
-            yield from self._serial(plan)
+            yield from self._serial(plan, access)
         else:
-            yield from self._ray(plan)
+            yield from self._ray(plan, access)
 
-    def run(self, plan: Plan) -> list[NodeResult]:
-        return list(self.stream(plan))
+    def run(self, plan: Plan, access: Access = OPEN) -> list[NodeResult]:
+        return list(self.stream(plan, access))
 
-    def _serial(self, plan: Plan) -> Iterator[NodeResult]:
+    def _serial(self, plan: Plan, access: Access) -> Iterator[NodeResult]:
         services = LocalServices(self.lake, self.llm)
         needed = referenced_columns(plan)
         bindings: dict[str, Binding] = {}
         for node in topological(plan):
             inputs = [bindings[label] for label in plan.dependencies()[node.label]]
             result, bindings[node.label] = execute_node(
-                node, needed[node.label], services, self.settings, plan.question, *inputs
+                node, needed[node.label], services, self.settings, plan.question, access, *inputs
             )
             yield result
 
-    def _ray(self, plan: Plan) -> Iterator[NodeResult]:
+    def _ray(self, plan: Plan, access: Access) -> Iterator[NodeResult]:
         ray = self._ray_module()
         services = self._actor_services(ray)
         task = ray.remote(num_returns=2, max_retries=0)(execute_node)
@@ -144,7 +145,7 @@ class Executor:
         for node in topological(plan):
             inputs = [bindings[label] for label in plan.dependencies()[node.label]]
             results[node.label], bindings[node.label] = task.remote(
-                node, needed[node.label], services, self.settings, plan.question, *inputs
+                node, needed[node.label], services, self.settings, plan.question, access, *inputs
             )
         yield from self._collect(ray, plan, results)
 

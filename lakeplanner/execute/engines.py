@@ -44,6 +44,8 @@ class Scan:
     bytes_scanned: int = 0
     bytes_total: int = 0
     pushed: dict[str, str] = field(default_factory=dict)  # table -> the pushed-down filter
+    ran: exp.Expression | None = None  # the statement as run, when a policy rewrote it
+    decisions: list[str] = field(default_factory=list)  # the policy decisions made for it
 
 
 class SqlEngine(Protocol):

@@ -13,9 +13,9 @@ from lakeplanner.contract.links import DocumentIndex
 from lakeplanner.errors import EngineError, LakeplannerError, LLMUnavailableError
 from lakeplanner.execute import sql as sqlnode
 from lakeplanner.execute.arithmetic import asks_every_year, values_by_year, year_of, years_asked
-from lakeplanner.execute.engines import get_engine
 from lakeplanner.execute.hseq import Budget, package
 from lakeplanner.execute.results import NodeResult
+from lakeplanner.execute.services import Governed
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.execute.variables import Binding
 from lakeplanner.execute.vector import (
@@ -34,6 +34,7 @@ from lakeplanner.lineage.steps import Recorder
 from lakeplanner.plan.dataops import Fixer, recommend
 from lakeplanner.plan.model import Plan, PlanNode, Tool
 from lakeplanner.plan.validate import LakeSchema, check_sql, validate
+from lakeplanner.policy import OPEN, Access
 from lakeplanner.question import QuestionFrame, packs_for, read_question
 
 KEYS_CITED = 50
@@ -72,9 +73,15 @@ def rows_and_keys(table: pa.Table, cap: int) -> tuple[list[dict], dict[str, list
 
 
 def run_node(
-    node: PlanNode, inputs: dict[str, Binding], services, settings: ExecSettings, asked: str = ""
+    node: PlanNode,
+    inputs: dict[str, Binding],
+    services,
+    settings: ExecSettings,
+    asked: str = "",
+    access: Access = OPEN,
 ) -> NodeResult:
-    """`asked` is the user's question the plan serves (vector nodes read evidence for it)."""
+    """`asked` is the user's question the plan serves (vector nodes read evidence for it); the node
+    reads only what `access` admits (a denied source is an error, governed tables are rewritten)."""
     recorder = Recorder()
     started = time.perf_counter()
     result = NodeResult.for_node(
@@ -84,7 +91,9 @@ def run_node(
     )
     try:
         runner = {Tool.sql: run_sql, Tool.vector: run_vector, Tool.graph: run_graph}[Tool(node.tool)]
-        result = runner(node, inputs, services, settings, recorder, result, asked)
+        governed = Governed(services, access)
+        governed.check(node.source, recorder)
+        result = runner(node, inputs, governed, settings, recorder, result, asked)
     except (EngineError, LLMUnavailableError) as e:
         result.error = e.message
         result.advice = recommend([], e)
@@ -112,6 +121,8 @@ def run_statement(engine, statement, recorder: Recorder, **attributes):
         scan = engine.run(statement)
         step.attributes.update(
             {
+                "db.query.text": (scan.ran or statement).sql("duckdb"),
+                "lakeplanner.policy.decisions": scan.decisions,
                 "db.response.returned_rows": scan.table.num_rows,
                 "lakeplanner.snapshots": str(scan.snapshots),
                 "lakeplanner.bytes_scanned": scan.bytes_scanned,
@@ -162,7 +173,7 @@ def add_year_values(
     result.columns += [c for c in rows[0] if c not in result.columns]
     found = [key for keys_of_alias in row_keys.values() for key in keys_of_alias]
     result.row_keys[table] = list(dict.fromkeys(result.row_keys.get(table, []) + found))
-    result.sql.append(sqlnode.run_record(statement, engine.name, scan))
+    result.sql.append(sqlnode.run_record(scan.ran or statement, engine.name, scan))
 
 
 def one_per_year(found: list[int | None], years: list[int]) -> bool:
@@ -173,7 +184,7 @@ def one_per_year(found: list[int | None], years: list[int]) -> bool:
 
 def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:
     lake = services.lake
-    contract = lake.contract
+    contract = services.contract
     schema = LakeSchema.from_contract(contract)
     tables = schema.sql_tables(node.source)
     bound = {
@@ -181,7 +192,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
         for ref in node.references()
         if ref.column and ref.label in inputs
     }
-    engine = get_engine(settings.sql_engine, lake, settings)
+    engine = services.engine(settings)
     keys = {t: schema.row_key(t) for t in tables}
     feedback = None
     sql = node.sql
@@ -230,7 +241,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
         result.rows, result.rows_total = rows, total
         result.row_keys = {aliases.get(a, a): k for a, k in row_keys.items()}
         result.snapshots = scan.snapshots
-        result.sql.append(sqlnode.run_record(statement, engine.name, scan))
+        result.sql.append(sqlnode.run_record(scan.ran or statement, engine.name, scan))
         result.advice = []
         if node.should_expose_answer:
             row = sqlnode.named_row(categories, asked or node.question)
@@ -317,7 +328,7 @@ LINKED_KEY_COLUMNS = frozenset({"linked_key", "linked_keys"})  # a search result
 def run_graph(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:
     """Follow foreign keys or row-document links from the bound values, without the LLM."""
     lake = services.lake
-    contract = lake.contract
+    contract = services.contract
     bounds = bounds_of(node, inputs)
     if node.source in {s.name for s in contract.sources if s.kind.value == "documents"}:
         index = DocumentIndex.build(node.source, stored_documents(lake.catalog, [node.source]).get(node.source, []))

@@ -12,9 +12,12 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lakeplanner.errors import AccessDeniedError
+from lakeplanner.execute.engines import get_engine
 from lakeplanner.ingest.vectors import SearchHit
 from lakeplanner.llm.base import LLM, Backend, Message, RawCompletion
 from lakeplanner.llm.embeddings import default_embedder, default_reranker
+from lakeplanner.policy import Access, GuardedEngine, readable, scoped_contract
 
 
 def search_and_rerank(lake, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
@@ -116,3 +119,48 @@ class ActorServices:
 
     def __getstate__(self) -> dict:
         return {k: self.__dict__[k] for k in ("lake_path", "actor", "model_name", "settings")}
+
+
+class Governed:
+    """The services as one request's role may use them: the contract it may see, an engine that
+    rewrites each statement by its policy, and searches of the collections it may read only."""
+
+    def __init__(self, services, access: Access) -> None:
+        self.services = services
+        self.access = access
+        self.lake = services.lake
+        self.llm = services.llm
+
+    @functools.cached_property
+    def contract(self):
+        return scoped_contract(self.lake.contract, self.access)
+
+    def check(self, source: str, recorder) -> None:
+        """AccessDeniedError when the role may not read `source`; the decision is a span either way."""
+        allowed = readable(self.lake.contract, self.access, source)
+        decision = {
+            "lakeplanner.policy.decision": "allowed" if allowed else "denied",
+            "lakeplanner.policy.source": source,
+        }
+        with recorder.step("policy.check", **self.access.decisions(), **decision):
+            if not allowed:
+                raise AccessDeniedError(
+                    f"role {self.access.role!r} may not read {source}",
+                    hint="ask about the tables and collections your role may read",
+                )
+
+    def engine(self, settings):
+        engine = get_engine(settings.sql_engine, self.lake, settings)
+        if not self.access.restricted:
+            return engine
+        return GuardedEngine(
+            engine, self.access, lambda table: [f.name for f in self.lake.table(table).schema().fields]
+        )
+
+    def search(self, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
+        if not self.access.reads_collection(collection):
+            raise AccessDeniedError(f"role {self.access.role!r} may not search {collection}")
+        return self.services.search(collection, text, filter, limit)
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        return self.services.rerank(query, texts)

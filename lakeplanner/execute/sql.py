@@ -23,6 +23,7 @@ from lakeplanner.execute.arithmetic import compares, is_year_column
 from lakeplanner.execute.results import SqlRun
 from lakeplanner.llm.base import Message, system, user
 from lakeplanner.plan.model import REFERENCE, PlanNode
+from lakeplanner.policy.scope import MASKED
 from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.read import years_in
 from lakeplanner.question.words import content_words, stem, tokens
@@ -124,7 +125,7 @@ def category_values(lake, contract: Contract, tables: Sequence[str], question: s
             and f.type == "string"
             and 1 < f.cardinality <= MAX_CATEGORY_VALUES
             and not f.column.startswith("_lp_")
-            and not {"id_like", "free_text"} & set(f.tags)
+            and not {"id_like", "free_text", MASKED} & set(f.tags)
         ]
         if not columns:
             continue

@@ -25,6 +25,7 @@ from sqlglot import exp
 from lakeplanner.contract.models import SourceKind
 from lakeplanner.ingest.segments import stored_documents
 from lakeplanner.plan.model import Plan
+from lakeplanner.policy import Access
 from lakeplanner.question import Operation, read_question
 from lakeplanner.question.words import stem, word_set
 
@@ -49,6 +50,11 @@ class Context(BaseModel):
 
 
 DEFAULT_CONTEXT = Context()
+
+
+def context_of(access: Access) -> Context:
+    """The cache context of a request: its role, and the version of the policy that granted it."""
+    return Context(role=access.role, policy=(access.policy_version,) if access.policy_version else ())
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,12 @@ from pydantic import BaseModel
 from lakeplanner.errors import LakeplannerError
 from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.llm.embeddings import default_embedder
-from lakeplanner.plan.cache import DEFAULT_CONTEXT, Context, KnownValues, PlanCache, cache_for, known_values
+from lakeplanner.plan.cache import Context, KnownValues, PlanCache, cache_for, context_of, known_values
 from lakeplanner.plan.dataops import repair, restore_lost_parts
 from lakeplanner.plan.generate import Generator, Pruner
 from lakeplanner.plan.model import Plan
 from lakeplanner.plan.validate import Code, Finding, LakeSchema
+from lakeplanner.policy import OPEN, Access, denied_sources, scoped_contract
 
 
 class PlanResult(BaseModel):
@@ -36,11 +37,19 @@ class Planner:
     """Plans questions over one lake for one context (role, policy flags)."""
 
     def __init__(
-        self, lake, llm: LLM | None = None, *, context: Context = DEFAULT_CONTEXT, use_cache: bool = True
+        self,
+        lake,
+        llm: LLM | None = None,
+        *,
+        context: Context | None = None,
+        use_cache: bool = True,
+        access: Access = OPEN,
     ) -> None:
-        contract = lake.contract
-        self.context = context
-        self.schema = LakeSchema.from_contract(contract)
+        """`access` decides what the planner's prompt shows and what a valid plan may read; plans are
+        cached per `context`, by default the access's role and policy version."""
+        contract = scoped_contract(lake.contract, access)
+        self.context = context or context_of(access)
+        self.schema = LakeSchema.from_contract(contract, denied_sources(lake.contract, access))
         self.llm = llm
         self.pruner = Pruner(contract, embed=lambda texts: default_embedder().embed_passages(list(texts)))
         self.contract = contract

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import PurePosixPath
@@ -64,6 +65,7 @@ class Code(StrEnum):
     unsupported_filter = "M015"
     table_column_in_search = "M016"
     column_of_joined_table = "M017"
+    denied_source = "P001"
 
 
 class Finding(BaseModel):
@@ -88,9 +90,10 @@ class LakeSchema:
     collection_names: dict[str, set[str]] = field(default_factory=dict)  # collection -> its name and file stems
     citations: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (table, collection) -> keys cited
     labels: dict[str, str] = field(default_factory=dict)  # table -> the column that names its rows
+    denied: frozenset[str] = frozenset()  # sources of the lake the asking role may not read
 
     @classmethod
-    def from_contract(cls, contract: Contract) -> LakeSchema:
+    def from_contract(cls, contract: Contract, denied: frozenset[str] = frozenset()) -> LakeSchema:
         tables: dict[str, dict[str, FieldType]] = {}
         for source in contract.sources:
             if source.kind is SourceKind.table:
@@ -114,7 +117,9 @@ class LakeSchema:
             if s.kind is SourceKind.documents
         }
         labels = {s.name: s.label for s in contract.sources if s.kind is SourceKind.table and s.label}
-        return cls(tables, collections, linked, joins, document_links, identifiers, collection_names, citations, labels)
+        return cls(
+            tables, collections, linked, joins, document_links, identifiers, collection_names, citations, labels, denied
+        )
 
     def columns(self, source: str) -> dict[str, FieldType]:
         if source in self.tables:
@@ -344,11 +349,29 @@ def check_acyclic(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
 # ---------------------------------------------------------------- semantic rules
 
 
+def check_policy(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
+    """A step reads a table or collection the asking role's policy denies it."""
+    for node in plan.nodes:
+        read = {node.source} if node.source else set()
+        if node.sql and node.tool in (Tool.sql, Tool.graph):
+            with suppress(ParseError, TokenError, ValueError):
+                read |= {t.name for t in parse_sql(node.sql).find_all(exp.Table)}
+        for source in sorted(read & schema.denied):
+            yield Finding(
+                code=Code.denied_source,
+                node=node.label,
+                subject=source,
+                message=f"the asking role may not read {source!r}",
+            )
+
+
 def check_sources(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
     for node in plan.nodes:
         if not node.source or node.tool not in set(Tool):
             continue
         is_table, is_collection = node.source in schema.tables, node.source in schema.collections
+        if node.source in schema.denied:
+            continue  # check_policy names it
         if not (is_table or is_collection):
             yield Finding(
                 code=Code.unknown_source,
@@ -440,10 +463,10 @@ def column_type(column: exp.Column, aliases: dict[str, str], schema: LakeSchema)
 
 def check_sql_names(node: PlanNode, statement: exp.Expression, schema: LakeSchema) -> Iterable[Finding]:
     aliases = table_aliases(statement)
-    unknown = [t for t in dict.fromkeys(aliases.values()) if t not in schema.tables]
+    unknown = [t for t in dict.fromkeys(aliases.values()) if t not in schema.tables and t not in schema.denied]
     for table in unknown:
         yield Finding(code=Code.unknown_table, node=node.label, subject=table, message=f"no table named {table!r}")
-    if unknown:
+    if unknown or any(t in schema.denied for t in aliases.values()):
         return
     derived = {a.alias for a in statement.find_all(exp.Alias)}
     for column in statement.find_all(exp.Column):
@@ -604,6 +627,7 @@ STRUCTURAL: tuple[Rule, ...] = (
     check_redundancy,
 )
 SEMANTIC: tuple[Rule, ...] = (
+    check_policy,
     check_sources,
     check_sql,
     check_document_references,
