@@ -217,13 +217,29 @@ def ask(
         bool, typer.Option("--serial", help="Run the plan in process, node by node, instead of on Ray (debugging).")
     ] = False,
     as_json: JsonOption = False,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            "--server",
+            help="Ask a running `lakeplanner serve` at this URL instead of the lake folder.",
+            envvar="LAKEPLANNER_SERVER",
+        ),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option("--api-key", help="API key or bearer token for --server.", envvar="LAKEPLANNER_API_KEY"),
+    ] = None,
 ) -> None:
     """Answer a question with citations to rows (table, snapshot, key) and document spans, or abstain.
 
     The question is planned (see `plan`), run as a Ray task graph (SQL on DuckDB over Iceberg, vector
     search in Milvus with evidence iteration), and answered from the results. Partial results print as
     they arrive. Every step is traced: `lakeplanner trace ID` shows it, `lakeplanner replay ID` re-runs it.
+    With --server the same happens in a running service, under the role your key grants.
     """
+    if server:
+        ask_server(question, server, api_key, None if role == "default" else role, no_cache, as_json)
+        return
     from lakeplanner.execute.settings import ExecSettings
     from lakeplanner.plan.cache import Context
 
@@ -250,6 +266,35 @@ def ask(
     else:
         print_answer(answer)
     if answer.abstained:
+        raise typer.Exit(1)
+
+
+def ask_server(question: str, url: str, api_key: str | None, role: str | None, no_cache: bool, as_json: bool) -> None:
+    """`ask --server`: the service's events as they arrive, then the answer."""
+    from lakeplanner.client import Client
+    from lakeplanner.execute.results import Answer
+
+    body = None
+    try:
+        with Client(url, api_key=api_key) as client:
+            for event in client.stream(question, role=role, use_cache=not no_cache):
+                if event.event == "result" and not as_json:
+                    data = event.data
+                    shown = data["error"] or data["answer"] or f"{data['rows_total']} rows"
+                    console.print(f"[dim]{data['label']} ({data['tool']} on {data['source']}) done:[/] {shown}")
+                elif event.event == "error":
+                    fail(LakeplannerError(event.data["error"], hint=event.data.get("hint")))
+                elif event.event == "answer":
+                    body = event.data
+    except LakeplannerError as e:
+        fail(e)
+    if body is None:
+        fail(LakeplannerError("the service sent no answer", hint="see the service log"))
+    if as_json:
+        console.print_json(json.dumps(body))
+    else:
+        print_answer(Answer(text=body["sentence"], **{k: v for k, v in body.items() if k in Answer.model_fields}))
+    if body["abstained"]:
         raise typer.Exit(1)
 
 
@@ -432,3 +477,76 @@ def schema_validate(lake: LakeOption = Path("lake")) -> None:
         err.print("[yellow]hint:[/] re-ingest the affected sources to rebuild their tables and contract entries")
         raise typer.Exit(1)
     console.print("[green]✓[/] schema.yaml is valid and matches the lake")
+
+
+@app.command()
+def serve(
+    lake: LakeOption = Path("lake"),
+    host: Annotated[str | None, typer.Option(help="Address to listen on (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default 8321).")] = None,
+    policy: Annotated[
+        Path | None, typer.Option(help="Role policy YAML (default: <lake>/policy.yaml when present).")
+    ] = None,
+    api_keys: Annotated[Path | None, typer.Option("--api-keys", help="API key file (see `keys new`).")] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="lakeplanner.toml with serve, execute and llm tables.")
+    ] = None,
+) -> None:
+    """Serve the lake over HTTP: /v1/ask (JSON or Server-Sent Events), /v1/plan, /v1/lake, /v1/traces,
+    /healthz, /readyz, /metrics; OpenAPI at /docs.
+
+    One process owns the lake's engines and the model; questions run one at a time and up to
+    `queue` wait (more get 429). With API keys or an OIDC issuer configured every request needs
+    credentials, and a policy file limits what each role reads. Every setting is also
+    LAKEPLANNER_SERVE_<NAME> or the serve table of lakeplanner.toml.
+    """
+    import os
+
+    import uvicorn
+
+    from lakeplanner.service.app import create_app
+    from lakeplanner.service.settings import ServeSettings
+
+    if config is not None:
+        os.environ["LAKEPLANNER_CONFIG"] = str(config)
+    overrides = {"host": host, "port": port, "policy": policy, "api_keys": api_keys}
+    try:
+        settings = ServeSettings(**{k: v for k, v in overrides.items() if v is not None})
+        application = create_app(lake, settings)
+    except LakeplannerError as e:
+        fail(e)
+    err.print(f"lakeplanner serving {lake} on http://{settings.host}:{settings.port} (docs at /docs)")
+    uvicorn.run(application, host=settings.host, port=settings.port, log_level="info")
+
+
+keys_app = typer.Typer(help="API keys for `serve`: keys are shown once and stored hashed.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("new")
+def keys_new(
+    name: Annotated[str, typer.Argument(help="The principal the key stands for (shown in traces).")],
+    role: Annotated[list[str], typer.Option("--role", "-r", help="A role of the principal (repeat for several).")],
+    claim: Annotated[
+        list[str] | None, typer.Option("--claim", help="A claim NAME=VALUE row filters may read (repeatable).")
+    ] = None,
+    file: Annotated[Path, typer.Option("--file", help="The key file to append to.")] = Path("api-keys.yaml"),
+) -> None:
+    """Make an API key: append its hash, roles and claims to the key file and print the key once."""
+    from lakeplanner.service.auth import ApiKey, key_hash, new_key
+
+    claims = {}
+    for item in claim or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            fail(LakeplannerError(f"--claim {item!r} is not NAME=VALUE", hint="e.g. --claim department=7"))
+        claims[key] = int(value) if value.lstrip("-").isdigit() else value
+    data = yaml.safe_load(file.read_text()) if file.exists() else None
+    entries = (data or {}).get("keys", [])
+    if any(e.get("name") == name for e in entries):
+        fail(LakeplannerError(f"{file} already has a key for {name}", hint="pick another name, or delete that entry"))
+    secret = new_key()
+    entries.append(ApiKey(name=name, sha256=key_hash(secret), roles=role, claims=claims).model_dump())
+    file.write_text(yaml.safe_dump({"keys": entries}, sort_keys=False))
+    console.print(f"key for {name} ({', '.join(role)}) added to {file}; it is shown only now:")
+    console.print(secret, markup=False)

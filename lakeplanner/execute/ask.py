@@ -16,7 +16,7 @@ from lakeplanner.execute.services import relevance
 from lakeplanner.execute.synthesize import NOTHING_MENTIONS, abstain, synthesize
 from lakeplanner.ingest.segments import mentioned
 from lakeplanner.lineage.runs import RunRecord, save_run
-from lakeplanner.lineage.steps import Recorder, RecordingLLM, data_chars
+from lakeplanner.lineage.steps import Recorder, RecordingLLM, Step, data_chars, usage
 from lakeplanner.lineage.tracing import Lineage
 from lakeplanner.llm.base import LLM
 from lakeplanner.llm.embeddings import default_embedder
@@ -140,8 +140,8 @@ def filled_frame(frame: QuestionFrame, llm: LLM, recorder: Recorder) -> Question
 
 def synthesized(
     lake, question: str, results: list[NodeResult], executor: Executor, lineage: Lineage, frame: QuestionFrame
-) -> tuple[Answer, int]:
-    """The answer from `results`, as a synthesis span, and the characters of lake data it showed."""
+) -> tuple[Answer, list[Step]]:
+    """The answer from `results`, as a synthesis span, and the steps (LLM calls) it made."""
     synthesis = Recorder()
     with lineage.span("lakeplanner.synthesize") as span:
         answer = synthesize(
@@ -157,7 +157,7 @@ def synthesized(
                 "lakeplanner.answer.citations": len(answer.citations),
             }
         )
-    return answer, data_chars(synthesis.steps)
+    return answer, synthesis.steps
 
 
 def tables_could_not_answer(answer: Answer, results: list[NodeResult], frame: QuestionFrame) -> bool:
@@ -237,7 +237,7 @@ def ask(
                 execute_s = time.perf_counter() - started - plan_s
                 order = {n.label: i for i, n in enumerate(planned.plan.nodes)}
                 results.sort(key=lambda r: order.get(r.label, len(order)))
-                answer, shown = synthesized(lake, question, results, executor, lineage, frame)
+                answer, synthesis = synthesized(lake, question, results, executor, lineage, frame)
                 if (
                     tables_could_not_answer(answer, results, frame)
                     and (search := fallback_search(lake, planned.plan, frame, anywhere=True)) is not None
@@ -246,16 +246,27 @@ def ask(
                         found = run_nodes(executor, search, lineage, on_result, " (documents after the tables)", access)
                     retried, again = synthesized(lake, question, found, executor, lineage, frame)
                     if not retried.abstained:
-                        answer, shown, results = retried, shown + again, results + found
+                        answer, synthesis, results = retried, synthesis + again, results + found
                         answer.nodes = results
                 answer.timings["execute_s"] = execute_s
-                answer.data_chars = shown + sum(data_chars(r.steps) for r in results)
+                answer.data_chars = data_chars(synthesis) + sum(data_chars(r.steps) for r in results)
+                answer.usage = usage(planning.steps + synthesis + [s for r in results for s in r.steps])
+            if not answer.usage.llm_calls:
+                answer.usage = usage(planning.steps)
             answer.plan_cache = planned.cache
             answer.timings["plan_s"] = plan_s
             answer.timings["total_s"] = time.perf_counter() - started
             answer.trace_id = trace_id
             root.set_attribute("lakeplanner.answer.abstained", answer.abstained)
-        save_run(lake.path, RunRecord(trace_id=trace_id, question=question, plan=planned.plan, answer=answer))
+        record = RunRecord(
+            trace_id=trace_id,
+            question=question,
+            plan=planned.plan,
+            answer=answer,
+            principal=access.principal,
+            role=access.role,
+        )
+        save_run(lake.path, record)
     finally:
         lineage.shutdown()
     return answer

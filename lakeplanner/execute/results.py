@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from lakeplanner.lineage.steps import Step
+from lakeplanner.lineage.steps import Step, Usage
 from lakeplanner.plan.model import PlanNode
 
 
@@ -114,3 +114,4 @@ class Answer(BaseModel):
     advice: list[str] = Field(default_factory=list)
     plan_cache: str | None = None
     data_chars: int = 0  # characters of lake data the LLM was shown for this answer
+    usage: Usage = Field(default_factory=Usage)

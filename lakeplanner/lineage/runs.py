@@ -3,9 +3,10 @@ snapshots, the evidence with its hashes, the answer), one JSON file per trace id
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from lakeplanner.errors import LakeplannerError
 from lakeplanner.execute.results import Answer
@@ -19,6 +20,15 @@ class RunRecord(BaseModel):
     question: str
     plan: Plan
     answer: Answer
+    principal: str = "local"
+    role: str = "default"
+    at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    def sources(self) -> list[str]:
+        """The tables and collections the answer read."""
+        read = {n.source for n in self.answer.nodes if n.source}
+        read |= {t for n in self.answer.nodes for t in n.snapshots if "." not in t}  # not the internal segments
+        return sorted(read)
 
 
 def save_run(lake_path: Path, record: RunRecord) -> Path:

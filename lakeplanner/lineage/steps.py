@@ -108,3 +108,20 @@ class RecordingLLM(LLM):
 
 def data_chars(steps: list[Step]) -> int:
     return sum(int(s.attributes.get("lakeplanner.llm.data_chars", 0)) for s in steps)
+
+
+class Usage(BaseModel):
+    """LLM calls and tokens (GenAI usage attributes) summed over steps."""
+
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def usage(steps: list[Step]) -> Usage:
+    calls = [s.attributes for s in steps if s.attributes.get("gen_ai.operation.name")]
+    return Usage(
+        llm_calls=len(calls),
+        input_tokens=sum(int(a.get("gen_ai.usage.input_tokens") or 0) for a in calls),
+        output_tokens=sum(int(a.get("gen_ai.usage.output_tokens") or 0) for a in calls),
+    )

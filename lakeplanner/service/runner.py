@@ -1,0 +1,137 @@
+"""The one lake and model a service process owns, and the bounded queue in front of them.
+
+Questions run one at a time (a local llama.cpp model and Milvus Lite serve one caller); up to
+`queue` more wait, and the next is refused at once (429) instead of waiting without bound."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from lakeplanner.errors import AccessDeniedError, LakeplannerError
+from lakeplanner.execute.ask import ask
+from lakeplanner.execute.engine import Executor
+from lakeplanner.execute.results import Answer, NodeResult
+from lakeplanner.execute.settings import ExecSettings
+from lakeplanner.lake import Lake
+from lakeplanner.llm.base import LLM
+from lakeplanner.plan.planner import Planner, PlanResult
+from lakeplanner.policy import Access, Policy
+from lakeplanner.service.auth import Principal
+from lakeplanner.service.metrics import Metrics
+from lakeplanner.service.settings import ServeSettings
+
+POLICY_FILE = "policy.yaml"
+
+
+class BusyError(LakeplannerError):
+    """Every queue slot is taken (429)."""
+
+
+class CancelledError(LakeplannerError):
+    """The client went away; the question stopped at the next step."""
+
+
+def policy_for(lake_path: Path, settings: ServeSettings) -> Policy | None:
+    """The configured policy file, else the lake's policy.yaml, else none (every role reads everything)."""
+    path = settings.policy or (Path(lake_path) / POLICY_FILE)
+    if settings.policy is None and not path.exists():
+        return None
+    return Policy.load(path)
+
+
+class Runner:
+    def __init__(
+        self,
+        lake_path: str | Path,
+        settings: ServeSettings,
+        metrics: Metrics,
+        llm: LLM | None = None,
+        exec_settings: ExecSettings | None = None,
+    ) -> None:
+        self.lake = Lake.open(lake_path)
+        self.settings = settings
+        self.metrics = metrics
+        self.policy = policy_for(self.lake.path, settings)
+        self.executor = Executor(self.lake, llm, exec_settings)
+        self.capacity = 1 + settings.queue
+        self.waiting = 0
+        self.counting = threading.Lock()
+        self.one_at_a_time = threading.Lock()
+        self.ready = threading.Event()
+        self.problem: str | None = None
+
+    def warm(self) -> None:
+        """Load the model and open the engines before the first question (readiness)."""
+        try:
+            with self.one_at_a_time:
+                self.executor.llm  # noqa: B018 - loads the model
+                self.lake.info()
+            self.ready.set()
+        except LakeplannerError as e:
+            self.problem = e.message
+
+    def access(self, principal: Principal, role: str | None) -> Access:
+        """The grant of `principal` acting as `role` (its first role by default)."""
+        role = role or (principal.roles[0] if principal.roles else None)
+        if role is None or role not in principal.roles:
+            raise AccessDeniedError(
+                f"{principal.name} may not act as role {role!r}" if role else f"{principal.name} has no role",
+                hint=f"ask as one of: {', '.join(principal.roles)}" if principal.roles else "ask for a role",
+            )
+        if self.policy is None:
+            return Access(role=role, principal=principal.name)
+        return self.policy.grant(role, principal.name, principal.claims)
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        with self.counting:
+            if self.waiting >= self.capacity:
+                self.metrics.rejected.inc()
+                raise BusyError(
+                    f"{self.waiting} questions are running or waiting",
+                    hint=f"retry after {self.settings.retry_after_s} s",
+                )
+            self.waiting += 1
+            self.metrics.queue_depth.set(self.waiting)
+        try:
+            yield
+        finally:
+            with self.counting:
+                self.waiting -= 1
+                self.metrics.queue_depth.set(self.waiting)
+
+    def ask(
+        self,
+        question: str,
+        access: Access,
+        use_cache: bool = True,
+        on_plan: Callable[[PlanResult], None] | None = None,
+        on_result: Callable[[NodeResult], None] | None = None,
+    ) -> Answer:
+        with self.one_at_a_time:
+            answer = ask(
+                self.lake,
+                question,
+                self.executor,
+                use_cache=use_cache,
+                on_plan=on_plan,
+                on_result=on_result,
+                access=access,
+            )
+        self.metrics.plan_cache.labels(result=answer.plan_cache or "miss").inc()
+        self.metrics.tokens.labels(kind="input").inc(answer.usage.input_tokens)
+        self.metrics.tokens.labels(kind="output").inc(answer.usage.output_tokens)
+        self.metrics.llm_calls.inc(answer.usage.llm_calls)
+        return answer
+
+    def plan(self, question: str, access: Access, use_cache: bool = True) -> PlanResult:
+        with self.one_at_a_time:
+            return Planner(self.lake, self.executor.llm, use_cache=use_cache, access=access).plan(question)
+
+    def close(self) -> None:
+        with self.one_at_a_time:
+            self.executor.close()
+            self.lake.close()
