@@ -488,9 +488,7 @@ def serve(
         Path | None, typer.Option(help="Role policy YAML (default: <lake>/policy.yaml when present).")
     ] = None,
     api_keys: Annotated[Path | None, typer.Option("--api-keys", help="API key file (see `keys new`).")] = None,
-    config: Annotated[
-        Path | None, typer.Option(help="lakeplanner.toml with serve, execute and llm tables.")
-    ] = None,
+    config: Annotated[Path | None, typer.Option(help="lakeplanner.toml with serve, execute and llm tables.")] = None,
 ) -> None:
     """Serve the lake over HTTP: /v1/ask (JSON or Server-Sent Events), /v1/plan, /v1/lake, /v1/traces,
     /healthz, /readyz, /metrics; OpenAPI at /docs.

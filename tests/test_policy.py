@@ -20,7 +20,7 @@ POLICY = Policy(
     roles={
         "emea": RolePolicy(
             tables=["customers", "invoices"],
-            collections=["contracts"],
+            collections=["documents_contracts"],
             masks={"customers": {"name": "hash", "city": "null"}},
             row_filters={"customers": "country = :claims.country"},
         ),
@@ -160,8 +160,23 @@ def test_a_step_on_a_denied_source_fails_with_the_decision_recorded(sample_lake)
         should_expose_answer=True,
         answer_description="a",
     )
-    collections = [s.name for s in lake.contract.sources if s.kind.value == "documents" and s.name != "contracts"]
+    collections = [s.name for s in lake.contract.sources if s.kind.value == "documents" and s.name != "documents_contracts"]
     if collections:
         search = search.model_copy(update={"source": collections[0]})
         [denied] = Executor(lake, llm, SERIAL).run(Plan(question="q", nodes=(search,)), emea())
         assert "may not read" in denied.error
+
+
+def test_a_search_keeps_out_documents_tied_to_rows_the_role_may_not_see(sample_lake):
+    from lakeplanner.execute.services import Governed, LocalServices
+
+    lake, _ = sample_lake
+    german = {
+        r["customer_id"] for r in lake.sql("SELECT customer_id FROM customers WHERE country = 'Germany'").to_pylist()
+    }
+    services = LocalServices(lake, LLM(FakeBackend(["{}"])))
+    everything = services.search("documents_contracts", "payment terms of the agreement", "", 40)
+    governed = Governed(services, emea()).search("documents_contracts", "payment terms of the agreement", "", 40)
+    assert {h.chunk.linked_table for h in everything} == {"customers"}
+    assert any(not set(h.chunk.linked_keys) & german for h in everything)
+    assert governed and all(set(h.chunk.linked_keys) <= german for h in governed)

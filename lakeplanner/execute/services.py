@@ -12,12 +12,16 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from sqlglot import exp
+
 from lakeplanner.errors import AccessDeniedError
 from lakeplanner.execute.engines import get_engine
-from lakeplanner.ingest.vectors import SearchHit
+from lakeplanner.ingest.vectors import SearchHit, _string_literal
 from lakeplanner.llm.base import LLM, Backend, Message, RawCompletion
 from lakeplanner.llm.embeddings import default_embedder, default_reranker
+from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.policy import Access, GuardedEngine, readable, scoped_contract
+from lakeplanner.policy.model import parse_predicate
 
 
 def search_and_rerank(lake, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
@@ -121,6 +125,9 @@ class ActorServices:
         return {k: self.__dict__[k] for k in ("lake_path", "actor", "model_name", "settings")}
 
 
+MAX_HIDDEN_KEYS = 5_000  # hidden row keys a search filter names; with more, it keeps out all the table's documents
+
+
 class Governed:
     """The services as one request's role may use them: the contract it may see, an engine that
     rewrites each statement by its policy, and searches of the collections it may read only."""
@@ -158,9 +165,33 @@ class Governed:
         )
 
     def search(self, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
+        """Hybrid search of a collection the role may read, without the documents tied to rows its
+        row filters hide (their link or citation names such a row)."""
         if not self.access.reads_collection(collection):
             raise AccessDeniedError(f"role {self.access.role!r} may not search {collection}")
-        return self.services.search(collection, text, filter, limit)
+        hidden = self.hidden_rows_filter()
+        both = " and ".join(f"({e})" for e in (filter, hidden) if e)
+        return self.services.search(collection, text, both, limit)
+
+    @functools.cache  # noqa: B019 - one Governed lives for one node
+    def hidden_rows_filter(self) -> str:
+        """A Milvus expression that keeps out chunks linked to rows a row filter hides."""
+        kept_out = []
+        schema = LakeSchema.from_contract(self.lake.contract)
+        engine = get_engine("duckdb", self.lake, None)
+        for table, predicate in sorted(self.access.row_filters.items()):
+            key = schema.row_key(table)
+            if len(key) != 1:
+                continue
+            admitted = exp.func("COALESCE", exp.paren(parse_predicate(predicate, table)), exp.false())
+            statement = exp.select(exp.column(key[0], quoted=True)).from_(table).where(exp.not_(admitted))
+            keys = sorted({str(v) for v in engine.run(statement).table.column(0).to_pylist() if v is not None})
+            if keys:
+                named = ", ".join(_string_literal(k) for k in keys[:MAX_HIDDEN_KEYS])
+                kept_out.append(
+                    f"not (linked_table == {_string_literal(table)} and array_contains_any(linked_keys, [{named}]))"
+                )
+        return " and ".join(kept_out)
 
     def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
         return self.services.rerank(query, texts)
