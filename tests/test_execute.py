@@ -394,7 +394,7 @@ def pick_first(messages):
 
 
 def searched_filter(result) -> str:
-    [search] = [s for s in result.steps if s.name == "vector.search"]
+    [search] = [s for s in result.steps if s.name.startswith("retrieval ")]
     return search.attributes["lakeplanner.filter"]
 
 

@@ -32,7 +32,7 @@ def test_every_step_is_a_span_in_otlp_json_lines(answered):
         "node $var_1",
         "node $var_2",
         "sql.execute",
-        "vector.search",
+        "retrieval documents_contracts",
         "hseq.iterate",
         "lakeplanner.synthesize",
     ):
@@ -42,10 +42,13 @@ def test_every_step_is_a_span_in_otlp_json_lines(answered):
     purposes = {c["lakeplanner.llm.purpose"] for c in chats}
     assert {"plan", "sql.write", "hseq.select", "synthesize"} <= purposes
     assert all(int(c["gen_ai.usage.input_tokens"]) > 0 for c in chats)
+    assert all(c["openinference.span.kind"] == "LLM" and c["gen_ai.provider.name"] == "fake" for c in chats)
     sql = next(attribute_values(s) for s in spans if s["name"] == "sql.execute")
     assert sql["db.system"] == "duckdb" and "invoices" in sql["lakeplanner.snapshots"]
-    search = next(attribute_values(s) for s in spans if s["name"] == "vector.search")
+    search = next(attribute_values(s) for s in spans if s["name"] == "retrieval documents_contracts")
     assert search["lakeplanner.filter"] == 'document_id in ["CTR-C001"]'
+    assert search["openinference.span.kind"] == "RETRIEVER" and search["gen_ai.operation.name"] == "retrieval"
+    assert sql["openinference.span.kind"] == "TOOL"
     parents = {s["spanId"]: s.get("parentSpanId") for s in spans}
     node = next(s for s in spans if s["name"] == "node $var_1")
     execute = next(s for s in spans if s["name"] == "lakeplanner.execute")

@@ -209,14 +209,14 @@ class Executor:
                 ray.remote(ServiceActor).options(max_concurrency=4).remote(str(self.lake.path.resolve()), factory)
             )
             try:
-                self._model_name = ray.get(self._actor.model_name.remote())
+                self._model = ray.get(self._actor.model_name.remote())
             except ray.exceptions.RayError as e:
                 self._actor = None
                 raise EngineError(
                     f"the Ray service actor (LLM + Milvus) did not start: {str(e).splitlines()[0]}",
                     hint="see the Ray worker logs, or run with LAKEPLANNER_EXEC_MODE=serial",
                 ) from e
-        return ActorServices(str(self.lake.path.resolve()), self._actor, self._model_name, self.llm.settings)
+        return ActorServices(str(self.lake.path.resolve()), self._actor, self._model, self.llm.settings)
 
     def close(self) -> None:
         if self._actor is not None:

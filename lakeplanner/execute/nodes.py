@@ -30,6 +30,7 @@ from lakeplanner.execute.vector import (
     written_filter,
 )
 from lakeplanner.ingest.segments import SEGMENTS_TABLE, stored_documents
+from lakeplanner.lineage import semconv
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.plan.dataops import Fixer, recommend
 from lakeplanner.plan.model import Plan, PlanNode, Tool
@@ -117,7 +118,8 @@ def _fix_names(node: PlanNode, sql: str, schema: LakeSchema) -> tuple[str, list[
 
 
 def run_statement(engine, statement, recorder: Recorder, **attributes):
-    with recorder.step("sql.execute", **{"db.system": engine.name, "db.query.text": statement.sql("duckdb")}) as step:
+    started = {semconv.KIND: semconv.TOOL, "db.system": engine.name, "db.query.text": statement.sql("duckdb")}
+    with recorder.step("sql.execute", **started) as step:
         scan = engine.run(statement)
         step.attributes.update(
             {
@@ -269,7 +271,8 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
     expression = all_of(expression, written_filter(node, bounds, lake.catalog))
     text = query_text(node, bounds)
     with recorder.step(
-        "vector.search",
+        f"retrieval {node.source}",
+        **semconv.retrieval_attributes(node.source),
         **{"db.system": "milvus", "db.collection.name": node.source, "lakeplanner.filter": expression[:500]},
     ) as step:
         hits = services.search(node.source, text, expression, settings.search_limit)

@@ -17,6 +17,7 @@ from sqlglot import exp
 from lakeplanner.errors import AccessDeniedError
 from lakeplanner.execute.engines import get_engine
 from lakeplanner.ingest.vectors import SearchHit, _string_literal
+from lakeplanner.lineage import semconv
 from lakeplanner.llm.base import LLM, Backend, Message, RawCompletion
 from lakeplanner.llm.embeddings import default_embedder, default_reranker
 from lakeplanner.plan.validate import LakeSchema
@@ -65,8 +66,9 @@ class ServiceActor:
         with self.one_call_at_a_time:
             return self.llm.backend.generate([Message(**m) for m in messages], schema=schema, max_tokens=max_tokens)
 
-    def model_name(self) -> str:
-        return self.llm.model_name
+    def model_name(self) -> tuple[str, str]:
+        """(model, provider) of the actor's LLM."""
+        return self.llm.model_name, self.llm.backend.provider
 
     def search(self, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
         return search_and_rerank(self.lake, collection, text, filter, limit)
@@ -82,9 +84,10 @@ class ServiceActor:
 class ActorBackend(Backend):
     """An LLM backend whose calls run in the service actor (validation and repair stay in the task)."""
 
-    def __init__(self, actor, model_name: str) -> None:
+    def __init__(self, actor, model_name: str, provider: str) -> None:
         self.actor = actor
         self.model_name = model_name
+        self.provider = provider
 
     def generate(self, messages: Sequence[Message], *, schema: dict[str, Any] | None, max_tokens: int) -> RawCompletion:
         import ray
@@ -95,10 +98,10 @@ class ActorBackend(Backend):
 class ActorServices:
     """The services as seen from a Ray task: picklable (a lake path and an actor handle)."""
 
-    def __init__(self, lake_path: str, actor, model_name: str, settings) -> None:
+    def __init__(self, lake_path: str, actor, model: tuple[str, str], settings) -> None:
         self.lake_path = lake_path
         self.actor = actor
-        self.model_name = model_name
+        self.model_name, self.provider = model
         self.settings = settings
 
     @functools.cached_property
@@ -109,7 +112,7 @@ class ActorServices:
 
     @functools.cached_property
     def llm(self) -> LLM:
-        return LLM(ActorBackend(self.actor, self.model_name), self.settings)
+        return LLM(ActorBackend(self.actor, self.model_name, self.provider), self.settings)
 
     def search(self, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
         import ray
@@ -122,7 +125,7 @@ class ActorServices:
         return ray.get(self.actor.rerank.remote(query, list(texts)))
 
     def __getstate__(self) -> dict:
-        return {k: self.__dict__[k] for k in ("lake_path", "actor", "model_name", "settings")}
+        return {k: self.__dict__[k] for k in ("lake_path", "actor", "model_name", "provider", "settings")}
 
 
 MAX_HIDDEN_KEYS = 5_000  # hidden row keys a search filter names; with more, it keeps out all the table's documents
@@ -135,8 +138,14 @@ class Governed:
     def __init__(self, services, access: Access) -> None:
         self.services = services
         self.access = access
-        self.lake = services.lake
-        self.llm = services.llm
+
+    @property
+    def lake(self):
+        return self.services.lake
+
+    @property
+    def llm(self) -> LLM:
+        return self.services.llm
 
     @functools.cached_property
     def contract(self):
@@ -146,6 +155,7 @@ class Governed:
         """AccessDeniedError when the role may not read `source`; the decision is a span either way."""
         allowed = readable(self.lake.contract, self.access, source)
         decision = {
+            semconv.KIND: semconv.GUARDRAIL,
             "lakeplanner.policy.decision": "allowed" if allowed else "denied",
             "lakeplanner.policy.source": source,
         }

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lakeplanner.lineage import semconv
 from lakeplanner.llm.base import LLM, Completion, Message, T
 
 
@@ -43,18 +44,18 @@ class Recorder:
         finally:
             record.end_ns = time.time_ns()
 
-    def llm_call(self, purpose: str, completion: Completion, started_ns: int, data_chars: int = 0) -> None:
+    def llm_call(
+        self, purpose: str, completion: Completion, started_ns: int, data_chars: int = 0, provider: str = "unknown"
+    ) -> None:
         """A finished LLM call, with the GenAI semantic-convention attributes."""
+        usage = completion.usage
         self.steps.append(
             Step(
                 name=f"chat {completion.model}",
                 start_ns=started_ns,
                 end_ns=time.time_ns(),
                 attributes={
-                    "gen_ai.operation.name": "chat",
-                    "gen_ai.request.model": completion.model,
-                    "gen_ai.usage.input_tokens": completion.usage.prompt_tokens,
-                    "gen_ai.usage.output_tokens": completion.usage.completion_tokens,
+                    **semconv.llm_attributes(completion.model, provider, usage.prompt_tokens, usage.completion_tokens),
                     "lakeplanner.llm.purpose": purpose,
                     "lakeplanner.llm.attempts": completion.attempts,
                     "lakeplanner.llm.data_chars": data_chars,
@@ -83,11 +84,14 @@ class Recorder:
                     start_ns=started,
                     end_ns=time.time_ns(),
                     error=str(e)[:500],
-                    attributes={"gen_ai.operation.name": "chat", "lakeplanner.llm.purpose": purpose},
+                    attributes={
+                        **semconv.llm_attributes(llm.model_name, llm.backend.provider, 0, 0),
+                        "lakeplanner.llm.purpose": purpose,
+                    },
                 )
             )
             raise
-        self.llm_call(purpose, done, started, data_chars)
+        self.llm_call(purpose, done, started, data_chars, llm.backend.provider)
         return done
 
 
@@ -102,7 +106,7 @@ class RecordingLLM(LLM):
     def complete(self, messages, output=None, *, max_tokens=None):
         started = time.time_ns()
         done = super().complete(messages, output, max_tokens=max_tokens)
-        self.recorder.llm_call(self.purpose, done, started)
+        self.recorder.llm_call(self.purpose, done, started, provider=self.backend.provider)
         return done
 
 

@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import Span, Status, StatusCode
 
+from lakeplanner.lineage import semconv
 from lakeplanner.lineage.steps import Step
 
 TRACES = "traces"
@@ -72,6 +73,8 @@ class Lineage:
 
     @contextmanager
     def span(self, name: str, **attributes: Any) -> Iterator[Span]:
+        """A span of lakeplanner's own work (OpenInference kind CHAIN unless given)."""
+        attributes = {semconv.KIND: semconv.CHAIN, **attributes}
         with self.tracer.start_as_current_span(name, attributes=clean(attributes)) as span:
             yield span
 
@@ -85,7 +88,9 @@ class Lineage:
         error: str | None = None,
     ) -> None:
         """A span for work done elsewhere (a Ray worker), child of the current span, with its steps."""
-        span = self.tracer.start_span(name, attributes=clean(attributes), start_time=start_ns)
+        span = self.tracer.start_span(
+            name, attributes=clean({semconv.KIND: semconv.CHAIN, **attributes}), start_time=start_ns
+        )
         if error:
             span.set_status(Status(StatusCode.ERROR, error[:500]))
         with trace.use_span(span, end_on_exit=False):

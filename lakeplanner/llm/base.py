@@ -87,6 +87,7 @@ class Backend(ABC):
     """Generates text for chat messages, optionally constrained to a JSON schema."""
 
     model_name: str
+    provider: str = "unknown"  # gen_ai.provider.name of its calls
 
     @abstractmethod
     def generate(self, messages: Sequence[Message], *, schema: dict[str, Any] | None, max_tokens: int) -> RawCompletion:

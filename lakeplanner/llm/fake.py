@@ -12,6 +12,7 @@ Script = Callable[[Sequence[Message], dict[str, Any] | None], str]
 
 
 class FakeBackend(Backend):
+    provider = "fake"
     model_name = "fake"
 
     def __init__(self, replies: Sequence[str] | Script = ()) -> None:

@@ -67,6 +67,8 @@ class Deadline:
 
 
 class LocalBackend(Backend):
+    provider = "llama.cpp"
+
     def __init__(self, settings: LLMSettings, *, prefix_reuse: bool = True) -> None:
         if Llama is None:
             raise MissingDependencyError("the local LLM backend needs llama-cpp-python", hint=BUILD_HINT)

@@ -35,6 +35,8 @@ class OpenAIBackend(Backend):
     server takes `json_object` with a `schema`, and answers 500 otherwise) is switched to that form
     once, then remembered."""
 
+    provider = "openai"
+
     def __init__(self, settings: LLMSettings) -> None:
         self.settings = settings
         self.schema_format = "json_schema"

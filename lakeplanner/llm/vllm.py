@@ -37,6 +37,8 @@ class _VLLMWorker:
 
 
 class VLLMBackend(Backend):
+    provider = "vllm"
+
     def __init__(self, settings: LLMSettings) -> None:
         local = settings.ray_address is None  # a local Ray runs the actor here, so vLLM must be here
         try:
