@@ -160,7 +160,8 @@ def test_a_step_on_a_denied_source_fails_with_the_decision_recorded(sample_lake)
         should_expose_answer=True,
         answer_description="a",
     )
-    collections = [s.name for s in lake.contract.sources if s.kind.value == "documents" and s.name != "documents_contracts"]
+    documents = [s.name for s in lake.contract.sources if s.kind.value == "documents"]
+    collections = [name for name in documents if name != "documents_contracts"]
     if collections:
         search = search.model_copy(update={"source": collections[0]})
         [denied] = Executor(lake, llm, SERIAL).run(Plan(question="q", nodes=(search,)), emea())

@@ -124,7 +124,7 @@ def run_statement(engine, statement, recorder: Recorder, **attributes):
         step.attributes.update(
             {
                 "db.query.text": (scan.ran or statement).sql("duckdb"),
-                "lakeplanner.policy.decisions": scan.decisions,
+                "lakeplanner.policy.decisions": scan.decisions or None,
                 "db.response.returned_rows": scan.table.num_rows,
                 "lakeplanner.snapshots": str(scan.snapshots),
                 "lakeplanner.bytes_scanned": scan.bytes_scanned,

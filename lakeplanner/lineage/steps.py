@@ -123,7 +123,7 @@ class Usage(BaseModel):
 
 
 def usage(steps: list[Step]) -> Usage:
-    calls = [s.attributes for s in steps if s.attributes.get("gen_ai.operation.name")]
+    calls = [s.attributes for s in steps if s.attributes.get(semconv.KIND) == semconv.LLM]
     return Usage(
         llm_calls=len(calls),
         input_tokens=sum(int(a.get("gen_ai.usage.input_tokens") or 0) for a in calls),

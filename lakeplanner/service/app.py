@@ -10,7 +10,7 @@ import json
 import threading
 import time
 from contextlib import asynccontextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,14 +32,15 @@ from lakeplanner.execute.results import Answer, NodeResult
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.lake import LakeInfo
 from lakeplanner.lineage.replay import ReplayReport, replay
-from lakeplanner.lineage.runs import RUNS, RunRecord, list_runs, load_run
+from lakeplanner.lineage.runs import RunRecord, list_runs, load_run
 from lakeplanner.lineage.tracing import read_spans
 from lakeplanner.llm.base import LLM
 from lakeplanner.plan.planner import PlanResult
 from lakeplanner.policy import Access
+from lakeplanner.service import audit
 from lakeplanner.service.auth import Authenticator, AuthError, Principal
 from lakeplanner.service.metrics import Metrics
-from lakeplanner.service.runner import BusyError, CancelledError, Runner
+from lakeplanner.service.runner import BusyError, CancelledError, Runner, TraceNotFoundError
 from lakeplanner.service.schemas import (
     AskRequest,
     AskResponse,
@@ -57,16 +58,10 @@ STATUS = {
     LakeNotFoundError: 404,
     BusyError: 429,
     CancelledError: 499,
+    TraceNotFoundError: 404,
     EngineError: 503,
     LLMUnavailableError: 503,
 }
-
-
-class TraceNotFoundError(LakeplannerError):
-    pass
-
-
-STATUS[TraceNotFoundError] = 404
 
 
 def status_of(error: LakeplannerError) -> int:
@@ -154,7 +149,11 @@ def caller(
     authorization: Annotated[str | None, Header()] = None,
     x_api_key: Annotated[str | None, Header()] = None,
 ) -> Principal:
-    """Who sends the request (401 when credentials are required and missing or wrong)."""
+    """Who sends the request (401 when credentials are required and missing or wrong); the
+    dashboard's sign-in cookie counts as a bearer token."""
+    token = request.cookies.get(audit.COOKIE)
+    if authorization is None and token:
+        authorization = f"Bearer {token}"
     return request.app.state.authenticator.principal(authorization, x_api_key)
 
 
@@ -313,13 +312,32 @@ def create_app(
             }
         )
 
-    def visible_record(trace_id: str, access: Access) -> RunRecord:
-        if not (runner.lake.path / RUNS / f"{trace_id}.json").exists():
-            raise TraceNotFoundError(f"no trace {trace_id!r}", hint="list traces with GET /v1/traces")
-        record = load_run(runner.lake.path, trace_id)
-        if not access.audit and record.principal != access.principal:
-            raise TraceNotFoundError(f"no trace {trace_id!r}", hint="list traces with GET /v1/traces")
-        return record
+    async def list_traces(
+        access: Access,
+        principal: str | None = None,
+        source: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        abstained: bool | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> TracePage:
+        records = await to_thread.run_sync(lambda: trace_records(runner.lake.path))
+        chosen = [
+            summary(r)
+            for r in records
+            if (access.audit or r.principal == access.principal)
+            and (principal is None or r.principal == principal)
+            and (source is None or source in r.sources())
+            and (since is None or r.at >= aware(since))
+            and (until is None or r.at <= aware(until))
+            and (abstained is None or r.answer.abstained == abstained)
+        ]
+        return TracePage(total=len(chosen), offset=offset, limit=limit, items=chosen[offset : offset + limit])
+
+    async def replayed(trace_id: str) -> ReplayReport:
+        with runner.slot():
+            return await to_thread.run_sync(lambda: replay(runner.lake, trace_id))
 
     @app.get("/v1/traces", response_model=TracePage)
     async def traces(
@@ -335,24 +353,13 @@ def create_app(
     ):
         """Recorded answers, newest first: the caller's own, or everyone's for a role with `audit`."""
         access = runner.access(caller, role)
-        records = await to_thread.run_sync(lambda: trace_records(runner.lake.path))
-        chosen = [
-            summary(r)
-            for r in records
-            if (access.audit or r.principal == access.principal)
-            and (principal is None or r.principal == principal)
-            and (source is None or source in r.sources())
-            and (since is None or r.at >= since)
-            and (until is None or r.at <= until)
-            and (abstained is None or r.answer.abstained == abstained)
-        ]
-        return TracePage(total=len(chosen), offset=offset, limit=limit, items=chosen[offset : offset + limit])
+        return await list_traces(access, principal, source, since, until, abstained, offset, limit)
 
     @app.get("/v1/traces/{trace_id}")
     async def trace(trace_id: str, caller: Caller, role: str | None = None) -> dict[str, Any]:
         """One answer: its run record (plan, node results with SQL as run, snapshots, evidence) and spans."""
         access = runner.access(caller, role)
-        record = visible_record(trace_id, access)
+        record = runner.visible_record(trace_id, access)
         spans = await to_thread.run_sync(lambda: read_spans(runner.lake.path, trace_id))
         return {"record": record.model_dump(mode="json"), "spans": spans}
 
@@ -362,9 +369,10 @@ def create_app(
         access = runner.access(caller, role)
         if not access.replay:
             raise AccessDeniedError(f"role {access.role!r} may not replay traces", hint="ask as a role with replay")
-        visible_record(trace_id, access)
-        with runner.slot():
-            return await to_thread.run_sync(lambda: replay(runner.lake, trace_id))
+        runner.visible_record(trace_id, access)
+        return await replayed(trace_id)
+
+    app.include_router(audit.router(runner, authenticator, list_traces, replayed))
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
@@ -382,6 +390,11 @@ def create_app(
         return PlainTextResponse(generate_latest(metrics.registry).decode(), media_type=CONTENT_TYPE_LATEST)
 
     return app
+
+
+def aware(moment: datetime) -> datetime:
+    """A time without a zone is UTC (run records are stamped in UTC)."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def trace_records(lake_path: Path) -> list[RunRecord]:

@@ -16,6 +16,7 @@ from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.results import Answer, NodeResult
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.lake import Lake
+from lakeplanner.lineage.runs import RUNS, RunRecord, load_run
 from lakeplanner.llm.base import LLM
 from lakeplanner.plan.planner import Planner, PlanResult
 from lakeplanner.policy import Access, Policy
@@ -28,6 +29,10 @@ POLICY_FILE = "policy.yaml"
 
 class BusyError(LakeplannerError):
     """Every queue slot is taken (429)."""
+
+
+class TraceNotFoundError(LakeplannerError):
+    """No recorded answer with that trace id is visible to the caller (404)."""
 
 
 class CancelledError(LakeplannerError):
@@ -130,6 +135,16 @@ class Runner:
     def plan(self, question: str, access: Access, use_cache: bool = True) -> PlanResult:
         with self.one_at_a_time:
             return Planner(self.lake, self.executor.llm, use_cache=use_cache, access=access).plan(question)
+
+    def visible_record(self, trace_id: str, access: Access) -> RunRecord:
+        """The run record of `trace_id`, when `access` may see it: its own, or any with `audit`."""
+        missing = TraceNotFoundError(f"no trace {trace_id!r}", hint="list traces with GET /v1/traces")
+        if not trace_id.isalnum() or not (self.lake.path / RUNS / f"{trace_id}.json").exists():
+            raise missing
+        record = load_run(self.lake.path, trace_id)
+        if not access.audit and record.principal != access.principal:
+            raise missing
+        return record
 
     def close(self) -> None:
         with self.one_at_a_time:
