@@ -282,3 +282,25 @@ def test_keys_new_stores_only_the_hash(tmp_path):
     [entry] = yaml.safe_load(file.read_text())["keys"]
     assert key.startswith("lpk_") and key not in file.read_text()
     assert entry == {"name": "dana", "sha256": key_hash(key), "roles": ["emea"], "claims": {"country": "Germany"}}
+
+
+def test_the_same_question_under_the_same_grant_is_answered_again_without_the_model(open_service):
+    first = open_service.post("/v1/ask", json={"question": TWO_HOP}).json()
+    again = open_service.post("/v1/ask", json={"question": TWO_HOP + "  "}).json()
+    assert again["plan_cache"] == "answer" and again["value"] == first["value"] == "1/15 Net 45"
+    assert again["trace_id"] != first["trace_id"] and again["usage"]["llm_calls"] == 0
+    assert again["citations"] == first["citations"]
+    record = open_service.get(f"/v1/traces/{again['trace_id']}").json()
+    root = next(s for s in record["spans"] if s["name"] == "lakeplanner.ask")
+    assert {"key": "lakeplanner.answer.cached_from", "value": {"stringValue": first["trace_id"]}} in root["attributes"]
+    fresh = open_service.post("/v1/ask", json={"question": TWO_HOP, "use_cache": False}).json()
+    assert fresh["plan_cache"] is None and fresh["usage"]["llm_calls"] > 0
+
+
+def test_an_answer_is_never_served_again_to_another_grant(governed):
+    asked = {"question": "Which customers are there?"}
+    by_bob = governed.post("/v1/ask", json=asked, headers=bearer("bob")).json()
+    by_alice = governed.post("/v1/ask", json={**asked, "role": "emea"}, headers=bearer("alice")).json()
+    assert by_alice["plan_cache"] == "answer"  # the same role and claims: the same rows
+    as_analyst = governed.post("/v1/ask", json={**asked, "role": "analyst"}, headers=bearer("alice")).json()
+    assert as_analyst["plan_cache"] is None and by_bob["plan_cache"] is None

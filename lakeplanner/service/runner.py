@@ -20,6 +20,7 @@ from lakeplanner.lineage.runs import RUNS, RunRecord, load_run
 from lakeplanner.llm.base import LLM
 from lakeplanner.plan.planner import Planner, PlanResult
 from lakeplanner.policy import Access, Policy
+from lakeplanner.service.answers import ANSWER_HIT, AnswerCache, lake_state, served_again
 from lakeplanner.service.auth import Principal
 from lakeplanner.service.metrics import Metrics
 from lakeplanner.service.settings import ServeSettings
@@ -61,6 +62,7 @@ class Runner:
         self.metrics = metrics
         self.policy = policy_for(self.lake.path, settings)
         self.executor = Executor(self.lake, llm, exec_settings)
+        self.answers = AnswerCache()
         self.capacity = 1 + settings.queue
         self.waiting = 0
         self.counting = threading.Lock()
@@ -117,15 +119,35 @@ class Runner:
         on_result: Callable[[NodeResult], None] | None = None,
     ) -> Answer:
         with self.one_at_a_time:
-            answer = ask(
-                self.lake,
-                question,
-                self.executor,
-                use_cache=use_cache,
-                on_plan=on_plan,
-                on_result=on_result,
-                access=access,
-            )
+            key = AnswerCache.key(question, access, lake_state(self.lake))
+            if use_cache and (record := self.answers.get(key)) is not None:
+                answer = served_again(self.lake, record, question, access, self.executor.settings.otlp_endpoint)
+                if on_plan is not None:
+                    on_plan(
+                        PlanResult(
+                            question=question,
+                            plan=record.plan,
+                            findings=[],
+                            edits=[],
+                            replans=0,
+                            advice=[],
+                            cache=ANSWER_HIT,
+                        )
+                    )
+                for result in answer.nodes:
+                    if on_result is not None and result.exposed:
+                        on_result(result)
+            else:
+                answer = ask(
+                    self.lake,
+                    question,
+                    self.executor,
+                    use_cache=use_cache,
+                    on_plan=on_plan,
+                    on_result=on_result,
+                    access=access,
+                )
+                self.answers.put(key, load_run(self.lake.path, answer.trace_id))
         self.metrics.plan_cache.labels(result=answer.plan_cache or "miss").inc()
         self.metrics.tokens.labels(kind="input").inc(answer.usage.input_tokens)
         self.metrics.tokens.labels(kind="output").inc(answer.usage.output_tokens)
