@@ -8,7 +8,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi.testclient import TestClient
-from test_execute import TWO_HOP, scripted, two_hop_llm
+from test_execute import TWO_HOP, TWO_HOP_PLAN, TWO_HOP_SQL, scripted, two_hop_llm
 
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.service.app import create_app
@@ -304,3 +304,70 @@ def test_an_answer_is_never_served_again_to_another_grant(governed):
     assert by_alice["plan_cache"] == "answer"  # the same role and claims: the same rows
     as_analyst = governed.post("/v1/ask", json={**asked, "role": "analyst"}, headers=bearer("alice")).json()
     assert as_analyst["plan_cache"] is None and by_bob["plan_cache"] is None
+
+
+def test_a_client_that_goes_away_stops_the_work(sample_lake):
+    """The stream is closed after the plan: the question stops at its next step, records nothing,
+    and frees its queue slot."""
+    import socket
+    import threading
+
+    import httpx
+    import uvicorn
+
+    lake, _ = sample_lake
+
+    def slow_select(messages):
+        time.sleep(1.5)
+        return {"selected": [], "sufficient": False, "answer": ""}
+
+    llm = scripted(
+        plan=TWO_HOP_PLAN,
+        sql=TWO_HOP_SQL,
+        select=slow_select,
+        draft={"answer": "x", "sentence": "x", "sources": [], "abstain": True},
+    )
+    app = create_app(lake.path, ServeSettings(), llm=llm, exec_settings=SERIAL, warm=False)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+    runs = lake.path / "traces" / "runs"
+    before = set(runs.glob("*.json"))
+    try:
+        body = {"question": TWO_HOP, "use_cache": False}
+        with httpx.stream(
+            "POST", f"http://127.0.0.1:{port}/v1/ask", json=body, headers={"Accept": "text/event-stream"}
+        ) as reply:
+            for line in reply.iter_lines():
+                if line.startswith("event: plan"):
+                    break
+        runner = app.state.runner
+        deadline = time.time() + 30
+        while runner.waiting and time.time() < deadline:
+            time.sleep(0.1)
+        assert runner.waiting == 0
+        time.sleep(0.5)
+        assert set(runs.glob("*.json")) == before
+    finally:
+        server.should_exit = True
+
+
+def test_the_lake_state_that_keys_served_answers_changes_with_every_commit(tmp_path):
+    from lakeplanner import Lake
+    from lakeplanner.service.answers import lake_state
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "sales.csv").write_text("region,amount\nnorth,10\nsouth,20\n")
+    lake = Lake.create(tmp_path / "lake")
+    lake.ingest(source)
+    before = lake_state(lake)
+    assert before == lake_state(lake)
+    (source / "sales.csv").write_text("region,amount\nnorth,10\nsouth,25\n")
+    lake.ingest(source)
+    assert lake_state(lake) != before
+    lake.close()

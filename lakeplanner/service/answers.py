@@ -6,11 +6,16 @@ shows every request."""
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections import OrderedDict
+from contextlib import suppress
 
+from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchTableError
+from sqlalchemy import text
 
+from lakeplanner.contract.store import SCHEMA_FILE
 from lakeplanner.execute.results import Answer
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.ingest.tables import snapshot_of
@@ -20,16 +25,24 @@ from lakeplanner.plan.cache import normalise
 from lakeplanner.policy import Access
 
 ANSWER_HIT = "answer"  # Answer.plan_cache of an answer served again
+CURRENT_METADATA = "SELECT table_namespace, table_name, metadata_location FROM iceberg_tables ORDER BY 1, 2"
 
 
 def lake_state(lake) -> str:
-    """The snapshot ids of every table and of the segments: any ingest changes it."""
-    snapshots = [f"{name}@{snapshot_of(lake.table(name))}" for name in lake.table_names()]
-    try:
-        snapshots.append(f"segments@{snapshot_of(lake.catalog.load_table(SEGMENTS_TABLE))}")
-    except NoSuchTableError:  # no documents ingested yet
-        snapshots.append("segments@none")
-    return ",".join(snapshots) + f"|{lake.contract.signature()}"
+    """What changes with any commit to the lake: each table's current metadata file (one query on a
+    SQL catalog; the snapshot id of every table on any other), and the contract file."""
+    catalog = lake.catalog
+    if isinstance(catalog, SqlCatalog):
+        with catalog.engine.connect() as connection:
+            rows = connection.execute(text(CURRENT_METADATA)).fetchall()
+        tables = ",".join(f"{ns}.{name}@{location}" for ns, name, location in rows)
+    else:
+        tables = ",".join(f"{name}@{snapshot_of(lake.table(name))}" for name in lake.table_names())
+        with suppress(NoSuchTableError):  # no documents ingested yet
+            tables += f",segments@{snapshot_of(catalog.load_table(SEGMENTS_TABLE))}"
+    contract = lake.path / SCHEMA_FILE  # saved atomically: a new contract is a new file
+    written = contract.stat().st_mtime_ns if contract.exists() else 0
+    return f"{tables}|{written}"
 
 
 def grant_key(access: Access) -> str:
@@ -38,27 +51,32 @@ def grant_key(access: Access) -> str:
 
 
 class AnswerCache:
+    """Recorded answers by question, grant and lake state; LRU-bounded, shared by request threads."""
+
     def __init__(self, capacity: int = 512) -> None:
         self.capacity = capacity
         self.entries: OrderedDict[str, RunRecord] = OrderedDict()
+        self.lock = threading.Lock()
 
     @staticmethod
     def key(question: str, access: Access, state: str) -> str:
         return hashlib.sha256(f"{normalise(question)}\n{grant_key(access)}\n{state}".encode()).hexdigest()
 
     def get(self, key: str) -> RunRecord | None:
-        record = self.entries.get(key)
-        if record is not None:
-            self.entries.move_to_end(key)
-        return record
+        with self.lock:
+            record = self.entries.get(key)
+            if record is not None:
+                self.entries.move_to_end(key)
+            return record
 
     def put(self, key: str, record: RunRecord) -> None:
         if record.answer.abstained:
             return  # an abstention may have been a passing failure (an engine down): ask again next time
-        self.entries[key] = record
-        self.entries.move_to_end(key)
-        while len(self.entries) > self.capacity:
-            self.entries.popitem(last=False)
+        with self.lock:
+            self.entries[key] = record
+            self.entries.move_to_end(key)
+            while len(self.entries) > self.capacity:
+                self.entries.popitem(last=False)
 
 
 def served_again(lake, record: RunRecord, question: str, access: Access, otlp_endpoint: str | None) -> Answer:

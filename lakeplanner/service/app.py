@@ -126,6 +126,16 @@ def node_event(result: NodeResult) -> dict[str, Any]:
     }
 
 
+async def replayed_events(answer: Answer, plan, access: Access):
+    """The events of an answer served again: the plan, its exposed results, the answer, done."""
+    yield {"event": "plan", "data": plan.model_dump_json()}
+    for result in answer.nodes:
+        if result.exposed:
+            yield {"event": "result", "data": json.dumps(node_event(result), default=str)}
+    yield {"event": "answer", "data": answer_body(answer, plan, access).model_dump_json()}
+    yield {"event": "done", "data": "{}"}
+
+
 def summary(record: RunRecord) -> TraceSummary:
     answer = record.answer
     return TraceSummary(
@@ -232,8 +242,16 @@ def create_app(
         `plan`, one `result` per exposed step, `answer`, then `done` (or `error`)."""
         checked_question(body)
         access = runner.access(caller, body.role)
-        if "text/event-stream" in request.headers.get("accept", ""):
-            return stream_answer(body, access, request)
+        streamed = "text/event-stream" in request.headers.get("accept", "")
+        if body.use_cache and (
+            again := await to_thread.run_sync(lambda: runner.answered_before(body.question, access))
+        ):
+            answer, plan = again
+            if streamed:
+                return EventSourceResponse(replayed_events(answer, plan, access))
+            return answer_body(answer, plan, access)
+        if streamed:
+            return stream_answer(body, access)
         with runner.slot():
             planned: list[PlanResult] = []
             answer = await to_thread.run_sync(
@@ -241,7 +259,7 @@ def create_app(
             )
         return answer_body(answer, planned[0].plan if planned else None, access)
 
-    def stream_answer(body: AskRequest, access: Access, request: Request) -> EventSourceResponse:
+    def stream_answer(body: AskRequest, access: Access) -> EventSourceResponse:
         slot = runner.slot()
         slot.__enter__()  # a full queue is refused before the stream starts
         loop = asyncio.get_running_loop()
@@ -280,8 +298,9 @@ def create_app(
                 slot.__exit__(None, None, None)
                 loop.call_soon_threadsafe(events.put_nowait, None)
 
+        loop.run_in_executor(None, work)  # started here: the slot is freed even if the stream never starts
+
         async def generate():
-            loop.run_in_executor(None, work)
             try:
                 while (event := await events.get()) is not None:
                     yield event

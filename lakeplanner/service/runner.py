@@ -18,9 +18,10 @@ from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.lake import Lake
 from lakeplanner.lineage.runs import RUNS, RunRecord, load_run
 from lakeplanner.llm.base import LLM
+from lakeplanner.plan.model import Plan
 from lakeplanner.plan.planner import Planner, PlanResult
 from lakeplanner.policy import Access, Policy
-from lakeplanner.service.answers import ANSWER_HIT, AnswerCache, lake_state, served_again
+from lakeplanner.service.answers import AnswerCache, lake_state, served_again
 from lakeplanner.service.auth import Principal
 from lakeplanner.service.metrics import Metrics
 from lakeplanner.service.settings import ServeSettings
@@ -110,6 +111,16 @@ class Runner:
                 self.waiting -= 1
                 self.metrics.queue_depth.set(self.waiting)
 
+    def answered_before(self, question: str, access: Access) -> tuple[Answer, Plan] | None:
+        """The recorded answer to `question` under the same grant over the same lake, served again as a
+        new traced answer; no model and no queue slot. None when there is none."""
+        record = self.answers.get(AnswerCache.key(question, access, lake_state(self.lake)))
+        if record is None:
+            return None
+        answer = served_again(self.lake, record, question, access, self.executor.settings.otlp_endpoint)
+        self.count(answer)
+        return answer, record.plan
+
     def ask(
         self,
         question: str,
@@ -118,41 +129,28 @@ class Runner:
         on_plan: Callable[[PlanResult], None] | None = None,
         on_result: Callable[[NodeResult], None] | None = None,
     ) -> Answer:
+        """Plan, execute and answer on the model, one question at a time; the answer is kept for
+        `answered_before`."""
         with self.one_at_a_time:
             key = AnswerCache.key(question, access, lake_state(self.lake))
-            if use_cache and (record := self.answers.get(key)) is not None:
-                answer = served_again(self.lake, record, question, access, self.executor.settings.otlp_endpoint)
-                if on_plan is not None:
-                    on_plan(
-                        PlanResult(
-                            question=question,
-                            plan=record.plan,
-                            findings=[],
-                            edits=[],
-                            replans=0,
-                            advice=[],
-                            cache=ANSWER_HIT,
-                        )
-                    )
-                for result in answer.nodes:
-                    if on_result is not None and result.exposed:
-                        on_result(result)
-            else:
-                answer = ask(
-                    self.lake,
-                    question,
-                    self.executor,
-                    use_cache=use_cache,
-                    on_plan=on_plan,
-                    on_result=on_result,
-                    access=access,
-                )
-                self.answers.put(key, load_run(self.lake.path, answer.trace_id))
+            answer = ask(
+                self.lake,
+                question,
+                self.executor,
+                use_cache=use_cache,
+                on_plan=on_plan,
+                on_result=on_result,
+                access=access,
+            )
+            self.answers.put(key, load_run(self.lake.path, answer.trace_id))
+        self.count(answer)
+        return answer
+
+    def count(self, answer: Answer) -> None:
         self.metrics.plan_cache.labels(result=answer.plan_cache or "miss").inc()
         self.metrics.tokens.labels(kind="input").inc(answer.usage.input_tokens)
         self.metrics.tokens.labels(kind="output").inc(answer.usage.output_tokens)
         self.metrics.llm_calls.inc(answer.usage.llm_calls)
-        return answer
 
     def plan(self, question: str, access: Access, use_cache: bool = True) -> PlanResult:
         with self.one_at_a_time:
