@@ -371,3 +371,12 @@ def test_the_lake_state_that_keys_served_answers_changes_with_every_commit(tmp_p
     lake.ingest(source)
     assert lake_state(lake) != before
     lake.close()
+
+
+def test_serving_a_missing_lake_says_how_to_make_one(tmp_path):
+    from typer.testing import CliRunner
+
+    from lakeplanner.cli import app
+
+    result = CliRunner().invoke(app, ["serve", "--lake", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2 and "no lake at" in result.output and "lakeplanner ingest" in result.output
