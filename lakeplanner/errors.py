@@ -72,3 +72,7 @@ class PolicyError(LakeplannerError):
 
 class AccessDeniedError(LakeplannerError):
     """The role may not read a table or collection, or may not do what it asked (replay, audit)."""
+
+
+class LakeLockedError(EngineError):
+    """Another process holds the lake's embedded Milvus Lite file (one process at a time)."""

@@ -380,3 +380,36 @@ def test_serving_a_missing_lake_says_how_to_make_one(tmp_path):
 
     result = CliRunner().invoke(app, ["serve", "--lake", str(tmp_path / "nowhere")])
     assert result.exit_code == 2 and "no lake at" in result.output and "lakeplanner ingest" in result.output
+
+
+def test_a_lake_another_process_holds_is_a_423_that_says_which(tmp_path):
+    import subprocess
+    import sys
+
+    from lakeplanner import Lake
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "notes.md").write_text("# Notes\n\nThe warehouse opens at six.\n")
+    lake = Lake.create(tmp_path / "lake")
+    lake.ingest(source)
+    lake.close()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from lakeplanner import Lake; "
+            f"Lake.open({str(lake.path)!r}).vectors.collections(); print('held', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        app = create_app(lake.path, ServeSettings(), llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
+        with TestClient(app) as client:
+            reply = client.get("/v1/lake")
+        assert reply.status_code == 423 and "another process holds" in reply.json()["error"]
+        assert "stop the other" in reply.json()["hint"]
+    finally:
+        holder.kill()

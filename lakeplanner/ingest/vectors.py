@@ -29,7 +29,7 @@ from pymilvus import (
 )
 from pymilvus.milvus_client.index import IndexParams
 
-from lakeplanner.errors import EngineError
+from lakeplanner.errors import EngineError, LakeLockedError
 
 # UTF-8 byte limits of the VARCHAR fields; Milvus counts bytes, so they are checked on the
 # record rather than discovered halfway through an insert.
@@ -154,6 +154,24 @@ def _chunk_indexes() -> IndexParams:
     index_params.add_index(field_name="dense", index_type="AUTOINDEX", metric_type="COSINE")
     index_params.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
     return index_params
+
+
+LITE_LOCK = "LOCK"  # the file Milvus Lite flocks inside its data folder
+
+
+def held_elsewhere(lock: Path) -> bool:
+    """Whether another open file holds an exclusive flock on `lock` (Milvus Lite's data-folder lock)."""
+    if not lock.exists():
+        return False
+    import fcntl
+
+    with lock.open("rb") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return False
 
 
 class _LiteServers:
@@ -291,6 +309,12 @@ class VectorStore:
         try:
             yield
         except MilvusException as exc:
+            if action == "connecting" and self._lite_path and held_elsewhere(Path(self._lite_path) / LITE_LOCK):
+                raise LakeLockedError(
+                    f"another process holds the lake's Milvus Lite file {self._lite_path}",
+                    hint="stop the other lakeplanner process on this lake (a CLI ask, another serve), "
+                    "or point every process at a Milvus server",
+                ) from exc
             raise EngineError(
                 f"Milvus {action} failed for {self._where(collection)}: {exc.message}",
                 hint=self._hint(),

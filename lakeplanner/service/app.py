@@ -24,6 +24,7 @@ from sse_starlette import EventSourceResponse
 from lakeplanner.errors import (
     AccessDeniedError,
     EngineError,
+    LakeLockedError,
     LakeNotFoundError,
     LakeplannerError,
     LLMUnavailableError,
@@ -56,6 +57,7 @@ STATUS = {
     AuthError: 401,
     AccessDeniedError: 403,
     LakeNotFoundError: 404,
+    LakeLockedError: 423,
     BusyError: 429,
     CancelledError: 499,
     TraceNotFoundError: 404,
