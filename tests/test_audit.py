@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from loopback import on_loopback
 from test_execute import TWO_HOP, two_hop_llm
 from test_service import KEYS, POLICY, SERIAL, bearer, customers_llm, key_entries
 
@@ -64,11 +65,6 @@ def test_the_dashboard_needs_the_audit_right(dashboard):
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (make test installs it)")
 def test_the_dashboard_in_a_real_browser(sample_lake, tmp_path):
-    import socket
-    import threading
-    import time
-
-    import uvicorn
     from playwright.sync_api import sync_playwright
 
     lake, _ = sample_lake
@@ -76,15 +72,7 @@ def test_the_dashboard_in_a_real_browser(sample_lake, tmp_path):
     policy.write_text(POLICY)
     settings = ServeSettings(api_keys_json=key_entries(), policy=policy)
     app = create_app(lake.path, settings, llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    threading.Thread(target=server.run, daemon=True).start()
-    while not server.started:
-        time.sleep(0.05)
-    url = f"http://127.0.0.1:{port}"
-    try:
+    with on_loopback(app) as url:
         with TestClient(app) as client:
             answered = client.post(
                 "/v1/ask", json={"question": TWO_HOP, "use_cache": False, "role": "analyst"}, headers=bearer("alice")
@@ -132,5 +120,3 @@ def test_the_dashboard_in_a_real_browser(sample_lake, tmp_path):
             assert "mismatch" not in page.locator("#replay-report").inner_text()
             page.screenshot(path=str(SCREENSHOTS / "audit-answer.png"), full_page=True)
             browser.close()
-    finally:
-        server.should_exit = True

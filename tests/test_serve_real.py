@@ -2,11 +2,10 @@
 sample lake: one SQL question streamed, then asked again and served from the answer cache. Marked
 real_model but not slow: CI runs it (about 2 minutes on 2 cores: the model load and one question)."""
 
-import socket
-import threading
 import time
 
 import pytest
+from loopback import on_loopback
 
 from lakeplanner import Lake, sample_lake_path
 from lakeplanner.client import Client
@@ -20,26 +19,15 @@ QUESTION = "How many customers are in the Enterprise segment?"
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    import uvicorn
-
     lake = Lake.create(tmp_path_factory.mktemp("serve-real") / "lake")
     lake.ingest(sample_lake_path())
     lake.close()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     app = create_app(lake.path, ServeSettings(), exec_settings=ExecSettings(mode="serial"))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    with Client(url) as client:
+    with on_loopback(app) as url, Client(url) as client:
         deadline = time.time() + 600
         while client.http.get("/readyz").status_code != 200 and time.time() < deadline:
             time.sleep(1)
-    yield url
-    server.should_exit = True
-    thread.join(timeout=60)
+        yield url
 
 
 def test_a_question_streams_from_the_real_model_and_is_served_again(served):

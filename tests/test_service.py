@@ -8,6 +8,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi.testclient import TestClient
+from loopback import on_loopback
 from test_execute import TWO_HOP, TWO_HOP_PLAN, TWO_HOP_SQL, scripted, two_hop_llm
 
 from lakeplanner.execute.settings import ExecSettings
@@ -213,25 +214,11 @@ def test_jwt_bearer_tokens_are_verified_against_the_issuers_keys(sample_lake, tm
 
 @pytest.fixture
 def served(sample_lake):
-    """The service on a loopback port (uvicorn in a thread), for the client and `ask --server`."""
-    import socket
-    import threading
-
-    import uvicorn
-
+    """The service on a loopback port, for the client and `ask --server`."""
     lake, _ = sample_lake
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     app = create_app(lake.path, ServeSettings(), llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=30)
+    with on_loopback(app) as url:
+        yield url
 
 
 def test_the_python_client_asks_streams_and_reads_traces(served):
@@ -309,11 +296,7 @@ def test_an_answer_is_never_served_again_to_another_grant(governed):
 def test_a_client_that_goes_away_stops_the_work(sample_lake):
     """The stream is closed after the plan: the question stops at its next step, records nothing,
     and frees its queue slot."""
-    import socket
-    import threading
-
     import httpx
-    import uvicorn
 
     lake, _ = sample_lake
 
@@ -328,20 +311,11 @@ def test_a_client_that_goes_away_stops_the_work(sample_lake):
         draft={"answer": "x", "sentence": "x", "sources": [], "abstain": True},
     )
     app = create_app(lake.path, ServeSettings(), llm=llm, exec_settings=SERIAL, warm=False)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    threading.Thread(target=server.run, daemon=True).start()
-    while not server.started:
-        time.sleep(0.05)
     runs = lake.path / "traces" / "runs"
     before = set(runs.glob("*.json"))
-    try:
+    with on_loopback(app) as url:
         body = {"question": TWO_HOP, "use_cache": False}
-        with httpx.stream(
-            "POST", f"http://127.0.0.1:{port}/v1/ask", json=body, headers={"Accept": "text/event-stream"}
-        ) as reply:
+        with httpx.stream("POST", f"{url}/v1/ask", json=body, headers={"Accept": "text/event-stream"}) as reply:
             for line in reply.iter_lines():
                 if line.startswith("event: plan"):
                     break
@@ -352,8 +326,6 @@ def test_a_client_that_goes_away_stops_the_work(sample_lake):
         assert runner.waiting == 0
         time.sleep(0.5)
         assert set(runs.glob("*.json")) == before
-    finally:
-        server.should_exit = True
 
 
 def test_the_lake_state_that_keys_served_answers_changes_with_every_commit(tmp_path):
