@@ -23,7 +23,7 @@ def dashboard(sample_lake, tmp_path):
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
     settings = ServeSettings(api_keys_json=key_entries(), policy=policy)
-    app = create_app(lake.path, settings, llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
+    app = create_app(lake, settings, llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
     with TestClient(app) as client:
         answered = client.post(
             "/v1/ask", json={"question": TWO_HOP, "use_cache": False, "role": "analyst"}, headers=bearer("alice")
@@ -71,7 +71,7 @@ def test_the_dashboard_in_a_real_browser(sample_lake, tmp_path):
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
     settings = ServeSettings(api_keys_json=key_entries(), policy=policy)
-    app = create_app(lake.path, settings, llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
+    app = create_app(lake, settings, llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
     with on_loopback(app) as url:
         with TestClient(app) as client:
             answered = client.post(

@@ -53,7 +53,7 @@ def test_a_policy_file_is_validated_with_messages_that_name_the_field(tmp_path):
     with pytest.raises(PolicyError, match=r"roles\.analyst\.masks\.customers\.name"):
         Policy.load(bad)
     bad.write_text("roles:\n  analyst:\n    row_filters: {customers: 'SELECT 1'}\n")
-    with pytest.raises(PolicyError, match="predicate, not a query"):
+    with pytest.raises(PolicyError, match="predicate, not a statement"):
         Policy.load(bad)
     bad.write_text("roles: [\n")
     with pytest.raises(PolicyError, match="not YAML"):
@@ -181,3 +181,27 @@ def test_a_search_keeps_out_documents_tied_to_rows_the_role_may_not_see(sample_l
     assert {h.chunk.linked_table for h in everything} == {"customers"}
     assert any(not set(h.chunk.linked_keys) & german for h in everything)
     assert governed and all(set(h.chunk.linked_keys) <= german for h in governed)
+
+
+def test_a_row_filter_may_follow_a_key_to_its_parent_table(sample_lake):
+    lake, _ = sample_lake
+    by_parent = Policy(
+        roles={
+            "emea": RolePolicy(
+                row_filters={
+                    "invoices": "customer_id IN (SELECT customer_id FROM customers WHERE country = :claims.country)"
+                }
+            )
+        }
+    ).grant("emea", "alice", {"country": "Germany"})
+    german = {
+        r["customer_id"] for r in lake.sql("SELECT customer_id FROM customers WHERE country = 'Germany'").to_pylist()
+    }
+    llm = LLM(FakeBackend(["{}"]))
+    [everything] = Executor(lake, llm, SERIAL).run(sql_plan("invoices", "SELECT invoice_id, customer_id FROM invoices"))
+    [governed] = Executor(lake, llm, SERIAL).run(
+        sql_plan("invoices", "SELECT invoice_id, customer_id FROM invoices"), by_parent
+    )
+    assert governed.ok, governed.error
+    shown = {r["customer_id"] for r in governed.rows}
+    assert shown and shown <= german and governed.rows_total < everything.rows_total

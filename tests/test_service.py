@@ -68,7 +68,7 @@ def bearer(name):
 @pytest.fixture
 def open_service(sample_lake):
     lake, _ = sample_lake
-    app = create_app(lake.path, ServeSettings(), llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
+    app = create_app(lake, ServeSettings(), llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
     with TestClient(app) as client:
         yield client
 
@@ -79,7 +79,7 @@ def governed(sample_lake, tmp_path):
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
     settings = ServeSettings(api_keys_json=key_entries(), policy=policy, queue=0)
-    app = create_app(lake.path, settings, llm=customers_llm(), exec_settings=SERIAL, warm=False)
+    app = create_app(lake, settings, llm=customers_llm(), exec_settings=SERIAL, warm=False)
     with TestClient(app) as client:
         yield client
 
@@ -197,7 +197,7 @@ def test_jwt_bearer_tokens_are_verified_against_the_issuers_keys(sample_lake, tm
     jwks = tmp_path / "jwks.json"
     jwks.write_text(json.dumps({"keys": [{**public, "kid": "k1", "use": "sig", "alg": "RS256"}]}))
     settings = ServeSettings(jwt_issuer="https://idp.example", jwt_audience="lakeplanner", jwks_file=jwks)
-    app = create_app(lake.path, settings, llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
+    app = create_app(lake, settings, llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
 
     def token(**claims):
         body = {"sub": "carol", "iss": "https://idp.example", "aud": "lakeplanner", "exp": time.time() + 60}
@@ -216,7 +216,7 @@ def test_jwt_bearer_tokens_are_verified_against_the_issuers_keys(sample_lake, tm
 def served(sample_lake):
     """The service on a loopback port, for the client and `ask --server`."""
     lake, _ = sample_lake
-    app = create_app(lake.path, ServeSettings(), llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
+    app = create_app(lake, ServeSettings(), llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
     with on_loopback(app) as url:
         yield url
 
@@ -310,7 +310,7 @@ def test_a_client_that_goes_away_stops_the_work(sample_lake):
         select=slow_select,
         draft={"answer": "x", "sentence": "x", "sources": [], "abstain": True},
     )
-    app = create_app(lake.path, ServeSettings(), llm=llm, exec_settings=SERIAL, warm=False)
+    app = create_app(lake, ServeSettings(), llm=llm, exec_settings=SERIAL, warm=False)
     runs = lake.path / "traces" / "runs"
     before = set(runs.glob("*.json"))
     with on_loopback(app) as url:
@@ -378,7 +378,7 @@ def test_a_lake_another_process_holds_is_a_423_that_says_which(tmp_path):
     )
     try:
         assert holder.stdout.readline().strip() == "held"
-        app = create_app(lake.path, ServeSettings(), llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
+        app = create_app(lake, ServeSettings(), llm=two_hop_llm(), exec_settings=SERIAL, warm=False)
         with TestClient(app) as client:
             reply = client.get("/v1/lake")
         assert reply.status_code == 423 and "another process holds" in reply.json()["error"]

@@ -139,12 +139,15 @@ OPEN_POLICY = Policy(roles={"default": RolePolicy(replay=True, audit=True)})
 
 
 def parse_predicate(predicate: str, what: str) -> exp.Expression:
+    """A row filter: a condition on the table's columns, which may test them against a subquery
+    (`customer_id IN (SELECT customer_id FROM customers WHERE country = :claims.country)`): the
+    administrator's subquery reads its tables as they are."""
     try:
         parsed = sqlglot.parse_one(predicate, read="duckdb")
     except (ParseError, TokenError) as e:
         raise PolicyError(f"{what} is not SQL: {predicate!r} ({e})", hint="write a predicate like region = 'EU'") from e
-    if isinstance(parsed, exp.Query) or parsed.find(exp.Query):
-        raise PolicyError(f"{what} must be a predicate, not a query: {predicate!r}", hint="e.g. region = 'EU'")
+    if isinstance(parsed, exp.Query | exp.Command) or not isinstance(parsed, exp.Condition):
+        raise PolicyError(f"{what} must be a predicate, not a statement: {predicate!r}", hint="e.g. region = 'EU'")
     return parsed
 
 

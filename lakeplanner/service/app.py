@@ -31,7 +31,7 @@ from lakeplanner.errors import (
 )
 from lakeplanner.execute.results import Answer, NodeResult
 from lakeplanner.execute.settings import ExecSettings
-from lakeplanner.lake import LakeInfo
+from lakeplanner.lake import Lake, LakeInfo
 from lakeplanner.lineage.replay import ReplayReport, replay
 from lakeplanner.lineage.runs import RunRecord, list_runs, load_run
 from lakeplanner.lineage.tracing import read_spans
@@ -173,14 +173,15 @@ Caller = Annotated[Principal, Depends(caller)]
 
 
 def create_app(
-    lake: str | Path,
+    lake: str | Path | Lake,
     settings: ServeSettings | None = None,
     *,
     llm: LLM | None = None,
     exec_settings: ExecSettings | None = None,
     warm: bool = True,
 ) -> FastAPI:
-    """The service over the lake at `lake`. `llm` and `exec_settings` replace the configured ones
+    """The service over the lake at `lake` (a folder, or an open Lake the caller keeps and closes).
+    `llm` and `exec_settings` replace the configured ones
     (tests pass a scripted model); `warm` loads the model in the background at start-up."""
     settings = settings or ServeSettings()
     metrics = Metrics()

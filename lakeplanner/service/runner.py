@@ -52,13 +52,14 @@ def policy_for(lake_path: Path, settings: ServeSettings) -> Policy | None:
 class Runner:
     def __init__(
         self,
-        lake_path: str | Path,
+        lake: str | Path | Lake,
         settings: ServeSettings,
         metrics: Metrics,
         llm: LLM | None = None,
         exec_settings: ExecSettings | None = None,
     ) -> None:
-        self.lake = Lake.open(lake_path)
+        self.owns_lake = not isinstance(lake, Lake)
+        self.lake = Lake.open(lake) if self.owns_lake else lake
         self.settings = settings
         self.metrics = metrics
         self.policy = policy_for(self.lake.path, settings)
@@ -169,4 +170,5 @@ class Runner:
     def close(self) -> None:
         with self.one_at_a_time:
             self.executor.close()
-            self.lake.close()
+            if self.owns_lake:
+                self.lake.close()
