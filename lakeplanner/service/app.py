@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 import time
 from contextlib import asynccontextmanager
@@ -53,6 +54,7 @@ from lakeplanner.service.schemas import (
 )
 from lakeplanner.service.settings import ServeSettings
 
+log = logging.getLogger("lakeplanner.service")
 STATUS = {
     AuthError: 401,
     AccessDeniedError: 403,
@@ -181,8 +183,8 @@ def create_app(
     warm: bool = True,
 ) -> FastAPI:
     """The service over the lake at `lake` (a folder, or an open Lake the caller keeps and closes).
-    `llm` and `exec_settings` replace the configured ones
-    (tests pass a scripted model); `warm` loads the model in the background at start-up."""
+    `llm` and `exec_settings` replace the configured ones (tests pass a scripted model); `warm`
+    loads the model in the background at start-up."""
     settings = settings or ServeSettings()
     metrics = Metrics()
     runner = Runner(lake, settings, metrics, llm, exec_settings)
@@ -219,6 +221,7 @@ def create_app(
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception) -> JSONResponse:
+        log.error("%s %s failed", request.method, request.url.path, exc_info=error)
         body = ErrorBody(error=f"internal error ({type(error).__name__})", hint="see the service log; retry")
         return JSONResponse(body.model_dump(), 500)
 

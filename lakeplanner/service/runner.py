@@ -50,6 +50,9 @@ def policy_for(lake_path: Path, settings: ServeSettings) -> Policy | None:
 
 
 class Runner:
+    """The lake, its executor (model and engines), the policy, the answer cache and the admission
+    queue of one service process."""
+
     def __init__(
         self,
         lake: str | Path | Lake,
