@@ -132,6 +132,13 @@ def test_grounding_levels():
     assert grounding("a lighthouse", [PASSAGE]) == 0.0
 
 
+def test_a_step_label_copied_as_the_answer_is_never_grounded():
+    """Rows naming paragraph_1 once let '$var_1' pass as the number 1, with confidence 1.0."""
+    documents = ROWS.model_copy(update={"rows": [{"document_id": "paragraph_1", "title": "Paragraph 1"}]})
+    assert grounding("$var_1", [documents]) == 0.0
+    assert grounding("$var_2.amount", [ROWS]) == 0.0
+
+
 def test_composite_confidence_discounts_hops_and_partial_nodes():
     assert composite_confidence([ROWS], 1.0) == 1.0
     assert composite_confidence([ROWS, PASSAGE], 0.9) == round(0.95 * 0.9, 3)

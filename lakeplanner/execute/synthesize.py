@@ -36,6 +36,7 @@ from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, assistant, clipped, system, user
 from lakeplanner.plan.extension import TERM, sufficiency
+from lakeplanner.plan.model import REFERENCE
 from lakeplanner.question import Operation, QuestionFrame, packs_for, read_question
 from lakeplanner.question.read import years_in
 from lakeplanner.question.words import content_words, stem, word_set
@@ -211,6 +212,8 @@ def grounding(value: str, results: list[NodeResult], calculated_from: str = "") 
     no is a judgement over what was retrieved: 0.7 when something was, else 0."""
     if normalised(value) in ("yes", "no"):
         return 0.7 if any(r.rows or r.evidence for r in results) else 0.0
+    if REFERENCE.search(value):  # a step's label the model copied ('$var_1') is no value of the lake
+        return 0.0
     items = [(k, v) for r in results for row in r.rows for k, v in row.items() if v is not None]
     cells = {normalised(v) for _, v in items}
     # the parts of a date are no figures: '2023-01-10' does not state -10
