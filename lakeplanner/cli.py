@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
@@ -548,3 +549,78 @@ def keys_new(
     file.write_text(yaml.safe_dump({"keys": entries}, sort_keys=False))
     console.print(f"key for {name} ({', '.join(role)}) added to {file}; it is shown only now:")
     console.print(secret, markup=False)
+
+
+@app.command()
+def batch(
+    source: Annotated[str, typer.Argument(help="Questions: a lake table, or a .parquet, .csv or .jsonl file.")],
+    lake: LakeOption = Path("lake"),
+    name: Annotated[str, typer.Option(help="Answers go to the lake table lakeplanner.answers_NAME.")] = "batch",
+    id_column: Annotated[str, typer.Option(help="The column that identifies each question.")] = "id",
+    question_column: Annotated[str, typer.Option(help="The column that holds the question.")] = "question",
+    template: Annotated[
+        str | None,
+        typer.Option(help='One question per row, its {column} fields filled: "Payment terms of invoice {invoice_id}?"'),
+    ] = None,
+    commit_every: Annotated[int, typer.Option(help="Answers per Iceberg commit.")] = 8,
+    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Ask again the questions that failed.")] = False,
+    on_ray: Annotated[
+        bool, typer.Option("--ray", help="Run each plan as a Ray task graph (default: in process, one node at a time).")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Answer a table of questions into the lake, exactly once per question id.
+
+    Each answer (value, citations, confidence, abstention, error, trace id, tokens, snapshots read)
+    becomes a row of lakeplanner.answers_NAME, committed a few at a time. Stopped at any point, the same
+    command goes on where it stopped; run again when finished, it commits nothing. Questions with a
+    `role` column are answered under that role of the lake's policy.yaml.
+    """
+    from lakeplanner.batch import questions_of, read_source, run_batch
+    from lakeplanner.execute.settings import ExecSettings
+    from lakeplanner.policy import lake_policy
+
+    target = None
+    try:
+        target = Lake.open(lake)
+        questions = questions_of(
+            read_source(source, target), id_column=id_column, question_column=question_column, template=template
+        )
+        with Progress(
+            TextColumn("[bold]asking"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[rate]}"),
+            console=err,
+            disable=as_json,
+        ) as bar:
+            task = bar.add_task("asking", total=None, rate="")
+            started = time.perf_counter()
+
+            def progress(done: int, total: int) -> None:
+                per_minute = done / max(time.perf_counter() - started, 1e-9) * 60
+                bar.update(task, completed=done, total=total, rate=f"{per_minute:.1f} questions/min")
+
+            report = run_batch(
+                target,
+                questions,
+                name=name,
+                settings=ExecSettings() if on_ray else ExecSettings(mode="serial"),
+                policy=lake_policy(target.path),
+                commit_every=commit_every,
+                retry_failed=retry_failed,
+                progress=progress,
+            )
+    except LakeplannerError as e:
+        fail(e)
+    finally:
+        if target is not None:
+            target.close()
+    if as_json:
+        console.print_json(report.model_dump_json())
+    else:
+        console.print(
+            f"{report.table}: {report.answered} answered ({report.abstained} abstained), {report.failed} failed, "
+            f"{report.already_done} already done of {report.questions}; {report.commits} commits, run {report.run_id}"
+        )

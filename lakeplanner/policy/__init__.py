@@ -1,12 +1,11 @@
 """Who may read what: role policies, the contract a role sees, and the SQL guard that enforces them."""
 
 from lakeplanner.policy.guard import GuardedEngine, guard
-from lakeplanner.policy.model import OPEN, OPEN_POLICY, Access, Mask, Policy, RolePolicy
+from lakeplanner.policy.model import OPEN, Access, Mask, Policy, RolePolicy, lake_policy
 from lakeplanner.policy.scope import denied_sources, readable, scoped_contract
 
 __all__ = [
     "OPEN",
-    "OPEN_POLICY",
     "Access",
     "GuardedEngine",
     "Mask",
@@ -14,6 +13,7 @@ __all__ = [
     "RolePolicy",
     "denied_sources",
     "guard",
+    "lake_policy",
     "readable",
     "scoped_contract",
 ]

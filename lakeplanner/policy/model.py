@@ -134,8 +134,17 @@ class Access(BaseModel):
         }
 
 
+POLICY_FILE = "policy.yaml"
+
+
+def lake_policy(lake_path: str | Path, path: str | Path | None = None) -> Policy | None:
+    """The policy at `path`, else the lake's policy.yaml, else none (every role reads everything)."""
+    if path is None and not (Path(lake_path) / POLICY_FILE).exists():
+        return None
+    return Policy.load(path or Path(lake_path) / POLICY_FILE)
+
+
 OPEN = Access()
-OPEN_POLICY = Policy(roles={"default": RolePolicy(replay=True, audit=True)})
 
 
 def parse_predicate(predicate: str, what: str) -> exp.Expression:

@@ -20,13 +20,11 @@ from lakeplanner.lineage.runs import RUNS, RunRecord, load_run
 from lakeplanner.llm.base import LLM
 from lakeplanner.plan.model import Plan
 from lakeplanner.plan.planner import Planner, PlanResult
-from lakeplanner.policy import Access, Policy
+from lakeplanner.policy import Access, lake_policy
 from lakeplanner.service.answers import AnswerCache, lake_state, served_again
 from lakeplanner.service.auth import Principal
 from lakeplanner.service.metrics import Metrics
 from lakeplanner.service.settings import ServeSettings
-
-POLICY_FILE = "policy.yaml"
 
 
 class BusyError(LakeplannerError):
@@ -39,14 +37,6 @@ class TraceNotFoundError(LakeplannerError):
 
 class CancelledError(LakeplannerError):
     """The client went away; the question stopped at the next step."""
-
-
-def policy_for(lake_path: Path, settings: ServeSettings) -> Policy | None:
-    """The configured policy file, else the lake's policy.yaml, else none (every role reads everything)."""
-    path = settings.policy or (Path(lake_path) / POLICY_FILE)
-    if settings.policy is None and not path.exists():
-        return None
-    return Policy.load(path)
 
 
 class Runner:
@@ -65,7 +55,7 @@ class Runner:
         self.lake = Lake.open(lake) if self.owns_lake else lake
         self.settings = settings
         self.metrics = metrics
-        self.policy = policy_for(self.lake.path, settings)
+        self.policy = lake_policy(self.lake.path, settings.policy)
         self.executor = Executor(self.lake, llm, exec_settings)
         self.answers = AnswerCache()
         self.capacity = 1 + settings.queue

@@ -1,0 +1,143 @@
+"""Batch answering into the lake: reading and checking questions, the answers table, exactly-once
+commits, failures as rows, and a run killed with SIGKILL that resumes (scripted model, real engines)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from batch_child import REPLIES
+from typer.testing import CliRunner
+
+from lakeplanner import Lake, sample_lake_path
+from lakeplanner.batch import BatchInputError, questions_of, read_source, run_batch
+from lakeplanner.batch.answers import RUN_PROPERTY, table_name
+from lakeplanner.cli import app
+from lakeplanner.llm import LLM
+from lakeplanner.llm.fake import FakeBackend
+
+CHILD = Path(__file__).parent / "batch_child.py"
+
+
+def scripted():
+    return LLM(FakeBackend(lambda messages, schema: json.dumps(REPLIES.get((schema or {}).get("title"), {}))))
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    lake = Lake.create(tmp_path_factory.mktemp("batch") / "lake")
+    lake.ingest(sample_lake_path())
+    yield lake
+    lake.close()
+
+
+def write_questions(path: Path, n: int) -> Path:
+    path.write_text(
+        "".join(json.dumps({"id": f"q{i:03d}", "question": f"How many customers ({i})?"}) + "\n" for i in range(n))
+    )
+    return path
+
+
+def test_missing_and_repeated_ids_are_named_before_any_work():
+    rows = pa.table({"id": ["a", None, "b", "a"], "question": ["x", "y", "z", "w"]})
+    with pytest.raises(BatchInputError, match=r"1 rows have no id \(rows 2\)"):
+        questions_of(rows)
+    rows = pa.table({"id": ["a", "b", "a"], "question": ["x", "y", "z"]})
+    with pytest.raises(BatchInputError, match=r"'a' \(rows 1 and 3\)"):
+        questions_of(rows)
+    with pytest.raises(BatchInputError, match="no column 'question'"):
+        questions_of(pa.table({"id": ["a"], "text": ["x"]}))
+
+
+def test_a_template_asks_one_question_per_row(lake):
+    invoices = read_source("invoices", lake)
+    questions = questions_of(
+        invoices, id_column="invoice_id", template="What are the payment terms of invoice {invoice_id}?"
+    )
+    assert len(questions) == invoices.num_rows
+    assert questions[0].question == f"What are the payment terms of invoice {questions[0].id}?"
+    with pytest.raises(BatchInputError, match="names nope"):
+        questions_of(invoices, template="{nope}?")
+
+
+def test_answers_are_committed_once_per_id_and_a_rerun_commits_nothing(lake, tmp_path):
+    questions = questions_of(read_source(str(write_questions(tmp_path / "q.jsonl", 5)), lake))
+    report = run_batch(lake, questions, name="once", llm=scripted(), commit_every=2, run_id="run1")
+    assert (report.answered, report.failed, report.commits) == (5, 0, 3)
+    table = lake.catalog.load_table(table_name("once"))
+    rows = table.scan().to_arrow().to_pylist()
+    assert sorted(r["question_id"] for r in rows) == [f"q{i:03d}" for i in range(5)]
+    first = rows[0]
+    assert first["value"] == "40" and first["run_id"] == "run1" and first["llm_calls"] >= 2
+    assert first["citations"] and first["citations"][0]["source"] == "customers"
+    assert first["snapshots"][0]["table"] == "customers" and first["trace_id"]
+    assert table.current_snapshot().summary[RUN_PROPERTY] == "run1"
+    snapshots = len(table.snapshots())
+    again = run_batch(lake, questions, name="once", llm=scripted(), commit_every=2)
+    assert (again.already_done, again.answered, again.commits) == (5, 0, 0)
+    assert len(lake.catalog.load_table(table_name("once")).snapshots()) == snapshots
+
+
+def test_a_failing_question_is_a_row_and_retry_failed_asks_it_again(lake, tmp_path):
+    questions = questions_of(read_source(str(write_questions(tmp_path / "q.jsonl", 3)), lake))
+    def crash(messages, schema):
+        raise RuntimeError("the model process died")
+
+    report = run_batch(lake, questions, name="failing", llm=LLM(FakeBackend(crash)))
+    rows = lake.catalog.load_table(table_name("failing")).scan().to_arrow().to_pylist()
+    assert len(rows) == 3 and report.failed == 3
+    failed = [r for r in rows if r["error_type"]]
+    assert {(r["error_type"], r["error"]) for r in failed} == {("RuntimeError", "the model process died")}
+    retried = run_batch(lake, questions, name="failing", llm=scripted(), retry_failed=True)
+    assert retried.answered == len(failed)
+    after = lake.catalog.load_table(table_name("failing")).scan().to_arrow().to_pylist()
+    assert len(after) == 3 and not any(r["error_type"] for r in after)
+
+
+def test_a_run_killed_mid_way_resumes_with_every_id_exactly_once(lake, tmp_path):
+    source = write_questions(tmp_path / "q.jsonl", 12)
+    lake.close()  # the child process opens the lake's Milvus Lite file
+    child = subprocess.Popen([sys.executable, str(CHILD), str(lake.path), str(source), "0.3"], cwd=CHILD.parent)
+    identifier = table_name("resume")
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        try:
+            table = lake.catalog.load_table(identifier)
+            if len(table.scan(selected_fields=("question_id",)).to_arrow()) >= 4:
+                break
+        except Exception:  # not created yet
+            pass
+        time.sleep(0.2)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    partial = lake.catalog.load_table(identifier).scan().to_arrow().num_rows
+    assert 0 < partial < 12
+    finished = subprocess.run(
+        [sys.executable, str(CHILD), str(lake.path), str(source), "0"], cwd=CHILD.parent, capture_output=True, text=True
+    )
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    report = json.loads(finished.stdout.strip().splitlines()[-1])
+    assert report["already_done"] == partial and report["answered"] == 12 - partial
+    table = lake.catalog.load_table(identifier)
+    ids = table.scan().to_arrow().column("question_id").to_pylist()
+    assert sorted(ids) == sorted(set(ids)) == [f"q{i:03d}" for i in range(12)]
+    # no answer written twice: each id's row, once committed, is the same in every later snapshot
+    seen: dict[str, str] = {}
+    for snapshot in table.snapshots():
+        for row in table.scan(snapshot_id=snapshot.snapshot_id).to_arrow().to_pylist():
+            assert seen.setdefault(row["question_id"], row["trace_id"]) == row["trace_id"]
+
+
+def test_the_batch_command_shows_what_it_did(lake, tmp_path):
+    source = write_questions(tmp_path / "q.jsonl", 2)
+    result = CliRunner().invoke(app, ["batch", str(source), "--lake", str(lake.path), "--name", "cli", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["table"] == "lakeplanner.answers_cli" and report["answered"] + report["failed"] == 2
+    bad = CliRunner().invoke(app, ["batch", "nowhere.csv", "--lake", str(lake.path)])
+    assert bad.exit_code == 2 and "no file or lake table" in bad.output
