@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from batch_child import REPLIES
+from test_execute import ray_local  # noqa: F401 - a fixture
 from typer.testing import CliRunner
 
 from lakeplanner import Lake, sample_lake_path
@@ -85,6 +86,7 @@ def test_answers_are_committed_once_per_id_and_a_rerun_commits_nothing(lake, tmp
 
 def test_a_failing_question_is_a_row_and_retry_failed_asks_it_again(lake, tmp_path):
     questions = questions_of(read_source(str(write_questions(tmp_path / "q.jsonl", 3)), lake))
+
     def crash(messages, schema):
         raise RuntimeError("the model process died")
 
@@ -141,3 +143,15 @@ def test_the_batch_command_shows_what_it_did(lake, tmp_path):
     assert report["table"] == "lakeplanner.answers_cli" and report["answered"] + report["failed"] == 2
     bad = CliRunner().invoke(app, ["batch", "nowhere.csv", "--lake", str(lake.path)])
     assert bad.exit_code == 2 and "no file or lake table" in bad.output
+
+
+@pytest.mark.usefixtures("ray_local")
+def test_a_pool_of_ray_actors_answers_with_one_owner_of_the_vector_store(lake, tmp_path):
+    """Two answerers, each with its own (scripted) model; searches go through the one actor that
+    holds the Milvus Lite file, so the driver and the answerers never open it."""
+    questions = questions_of(read_source(str(write_questions(tmp_path / "q.jsonl", 4)), lake))
+    report = run_batch(lake, questions, name="pool", llm=scripted(), actors=2, commit_every=3)
+    assert (report.answered, report.failed, report.commits) == (4, 0, 2)
+    rows = lake.catalog.load_table(table_name("pool")).scan().to_arrow().to_pylist()
+    assert sorted(r["question_id"] for r in rows) == [f"q{i:03d}" for i in range(4)]
+    assert all(r["value"] == "40" for r in rows)

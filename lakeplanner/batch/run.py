@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from pydantic import BaseModel
 
 from lakeplanner.batch.answers import AnswersTable, answer_row, failure_row
 from lakeplanner.batch.inputs import BatchQuestion
+from lakeplanner.batch.pool import pool_rows
 from lakeplanner.execute.ask import ask
-from lakeplanner.execute.engine import Executor
+from lakeplanner.execute.engine import Executor, actor_llm_factory
 from lakeplanner.execute.settings import ExecSettings
-from lakeplanner.llm.base import LLM
+from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.plan.planner import PlanResult
 from lakeplanner.policy import OPEN, Access, Policy
 
@@ -58,8 +59,10 @@ def run_batch(
     retry_failed: bool = False,
     run_id: str | None = None,
     progress: Progress = lambda done, total: None,
+    actors: int = 0,
 ) -> BatchReport:
-    """Answer `questions` into the lake's `answers_<name>` table, exactly once per question id."""
+    """Answer `questions` into the lake's `answers_<name>` table, exactly once per question id: in
+    this process (`actors` 0), or on a Ray pool of `actors` answerers, each with its own model."""
     started = time.perf_counter()
     run_id = run_id or uuid.uuid4().hex[:16]
     answers = AnswersTable(lake.catalog, name)
@@ -68,25 +71,40 @@ def run_batch(
     report = BatchReport(
         run_id=run_id, table=answers.identifier, questions=len(questions), already_done=len(questions) - len(pending)
     )
-    executor = Executor(lake, llm, settings or ExecSettings(mode="serial"))
+    settings = settings or ExecSettings(mode="serial")
     rows: list[dict] = []
-    try:
-        for done, question in enumerate(pending, 1):
-            rows.append(answered(lake, executor, question, policy, run_id, report))
-            if len(rows) >= commit_every:
-                answers.commit(rows, run_id, replace=any(r["question_id"] in committed for r in rows))
-                report.commits, rows = report.commits + 1, []
-            progress(done, len(pending))
-        if rows:
+    for done, row in enumerate(answer_rows(lake, pending, llm, settings, policy, run_id, actors), 1):
+        report.failed += row["error_type"] is not None
+        report.answered += row["error_type"] is None
+        report.abstained += bool(row.get("abstained"))
+        rows.append(row)
+        if len(rows) >= commit_every or done == len(pending):
             answers.commit(rows, run_id, replace=any(r["question_id"] in committed for r in rows))
-            report.commits += 1
-    finally:
-        executor.close()
+            report.commits, rows = report.commits + 1, []
+        progress(done, len(pending))
     report.seconds = time.perf_counter() - started
     return report
 
 
-def answered(lake, executor: Executor, question: BatchQuestion, policy, run_id: str, report: BatchReport) -> dict:
+def answer_rows(
+    lake, pending: list[BatchQuestion], llm: LLM | None, settings: ExecSettings, policy, run_id: str, actors: int
+) -> Iterator[dict]:
+    """The rows of `pending` as they are answered, here or on a Ray pool."""
+    if actors:
+        factory = actor_llm_factory(llm) if llm is not None else get_llm
+        yield from pool_rows(
+            lake, pending, actors=actors, llm_factory=factory, settings=settings, policy=policy, run_id=run_id
+        )
+        return
+    executor = Executor(lake, llm, settings)
+    try:
+        for question in pending:
+            yield answered(lake, executor, question, policy, run_id)
+    finally:
+        executor.close()
+
+
+def answered(lake, executor: Executor, question: BatchQuestion, policy, run_id: str) -> dict:
     """The question's row: its answer, or the error that stopped it (the batch goes on)."""
     started = time.perf_counter()
     model = executor.llm.model_name
@@ -94,9 +112,6 @@ def answered(lake, executor: Executor, question: BatchQuestion, policy, run_id: 
     try:
         answer = ask(lake, question.question, executor, on_plan=planned.append, access=access_for(question, policy))
     except Exception as e:  # one question's failure is its row, never the run's end
-        report.failed += 1
         return failure_row(question, e, time.perf_counter() - started, model, run_id)
-    report.answered += 1
-    report.abstained += answer.abstained
     plan = planned[0].plan.model_dump_json() if planned else ""
     return answer_row(question, answer, plan, model, run_id)

@@ -1,0 +1,102 @@
+"""Batch answering on Ray: a pool of answerer actors, each with its own model and engines, and one
+actor that owns the lake's Milvus Lite file (one process may open it) and searches for all of them.
+With a Milvus server or an LLM endpoint the same pool scales out on a cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from lakeplanner.batch.inputs import BatchQuestion
+from lakeplanner.execute.settings import ExecSettings
+from lakeplanner.llm.base import LLM
+from lakeplanner.policy import Policy
+
+
+class VectorsActor:
+    """Holds the lake's vector store; every answerer's searches run here."""
+
+    def __init__(self, lake_path: str) -> None:
+        from lakeplanner.lake import Lake
+
+        self.lake = Lake.open(lake_path)
+
+    def call(self, name: str, args: tuple, kwargs: dict):
+        return getattr(self.lake.vectors, name)(*args, **kwargs)
+
+    def close(self) -> None:
+        self.lake.close()
+
+
+class RemoteVectors:
+    """The vector store as an answerer sees it: each method call goes to the VectorsActor."""
+
+    def __init__(self, actor) -> None:
+        self.actor = actor
+
+    def __getattr__(self, name: str) -> Callable:
+        import ray
+
+        def call(*args, **kwargs):
+            return ray.get(self.actor.call.remote(name, args, kwargs))
+
+        return call
+
+    def close(self) -> None:
+        """The VectorsActor owns the connection."""
+
+
+class Answerer:
+    """One pool member: the lake (searching through the VectorsActor), a model, an executor."""
+
+    def __init__(self, lake_path: str, llm_factory: Callable[[], LLM], settings: ExecSettings, vectors) -> None:
+        from lakeplanner.execute.engine import Executor
+        from lakeplanner.lake import Lake
+
+        self.lake = Lake.open(lake_path)
+        self.lake.__dict__["vectors"] = RemoteVectors(vectors)  # never opens the Milvus Lite file itself
+        self.executor = Executor(self.lake, llm_factory(), settings)
+
+    def answer(self, question: BatchQuestion, policy: Policy | None, run_id: str) -> dict:
+        from lakeplanner.batch.run import answered
+
+        return answered(self.lake, self.executor, question, policy, run_id)
+
+
+def pool_rows(
+    lake,
+    pending: list[BatchQuestion],
+    *,
+    actors: int,
+    llm_factory: Callable[[], LLM],
+    settings: ExecSettings,
+    policy: Policy | None,
+    run_id: str,
+) -> Iterator[dict]:
+    """The answer rows of `pending`, in the order they finish, from `actors` answerers on Ray."""
+    import ray
+    from ray.util import ActorPool
+
+    from lakeplanner.execute.engine import start_ray
+
+    if not ray.is_initialized():
+        start_ray(
+            address=settings.ray_address,
+            num_cpus=settings.ray_cpus if not settings.ray_address else None,
+            include_dashboard=False,
+            ignore_reinit_error=True,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    lake.release_vectors()  # the VectorsActor opens the Milvus Lite file
+    path = str(lake.path.resolve())
+    vectors = ray.remote(VectorsActor).options(max_concurrency=8).remote(path)
+    serial = settings.model_copy(update={"mode": "serial"})  # each answerer runs its plans in process
+    members = [ray.remote(Answerer).remote(path, llm_factory, serial, vectors) for _ in range(actors)]
+    try:
+        pool = ActorPool(members)
+        yield from pool.map_unordered(lambda member, q: member.answer.remote(q, policy, run_id), pending)
+    finally:
+        for member in members:
+            ray.kill(member)
+        ray.get(vectors.close.remote())
+        ray.kill(vectors)
