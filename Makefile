@@ -28,12 +28,12 @@ browser:
 		|| echo "could not install chromium: the browser test will be skipped"
 
 test: setup browser
-	$(BIN)/ruff check lakeplanner tests benchmarks
+	$(BIN)/ruff check lakeplanner tests benchmarks ray_jobs
 	$(BIN)/pytest -q -m "not slow"
 
 test-all: setup browser
 	$(BIN)/pytest -q
 
 lint: setup
-	$(BIN)/ruff check lakeplanner tests benchmarks
+	$(BIN)/ruff check lakeplanner tests benchmarks ray_jobs
 	$(BIN)/ruff format --check lakeplanner tests benchmarks

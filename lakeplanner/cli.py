@@ -564,9 +564,13 @@ def batch(
     ] = None,
     commit_every: Annotated[int, typer.Option(help="Answers per Iceberg commit.")] = 8,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Ask again the questions that failed.")] = False,
-    on_ray: Annotated[
-        bool, typer.Option("--ray", help="Run each plan as a Ray task graph (default: in process, one node at a time).")
-    ] = False,
+    actors: Annotated[
+        int,
+        typer.Option(
+            help="Answer on a Ray pool of this many actors, each loading the model (0: in this process). "
+            "LAKEPLANNER_EXEC_RAY_ADDRESS points it at a cluster."
+        ),
+    ] = 0,
     as_json: JsonOption = False,
 ) -> None:
     """Answer a table of questions into the lake, exactly once per question id.
@@ -606,7 +610,8 @@ def batch(
                 target,
                 questions,
                 name=name,
-                settings=ExecSettings() if on_ray else ExecSettings(mode="serial"),
+                settings=ExecSettings(mode="serial"),
+                actors=actors,
                 policy=lake_policy(target.path),
                 commit_every=commit_every,
                 retry_failed=retry_failed,
