@@ -115,3 +115,14 @@ def test_a_plan_naming_a_value_the_question_does_not_is_never_served(cache):
     cache.put(asked, plan)
     assert cache.get("How many customers are in the SMB segment?").plan.nodes[0].sql.endswith("'SMB'")
     assert cache.foreign_values(plan, "How many customers are there?") == ["Enterprise", "Enterprise"]
+
+
+def test_a_damaged_cache_line_is_skipped_and_writers_never_share_a_temporary_file(tmp_path):
+    from lakeplanner.plan.cache import KnownValues, PlanCache
+
+    path = tmp_path / "plan_cache.jsonl"
+    path.write_text('{"question": "torn by another writ\n')
+    cache = PlanCache(path, "s", KnownValues({}), {})
+    assert cache.entries == {}
+    cache.save()
+    assert path.read_text() == "" and not list(tmp_path.glob("*.tmp"))

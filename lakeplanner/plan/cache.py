@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 from sqlglot import exp
 
 from lakeplanner.contract.models import SourceKind
@@ -239,14 +241,19 @@ class PlanCache:
         if self.path is None or not self.path.exists():
             return
         for line in self.path.read_text().splitlines():
-            entry = CacheEntry.model_validate_json(line)
+            try:
+                entry = CacheEntry.model_validate_json(line)
+            except ValidationError:  # a line written by another version: the cache only loses it
+                continue
             if entry.signature == self.signature:
                 self.entries[self.key(canonical(entry.template), entry.context)] = entry
 
     def save(self) -> None:
         if self.path is None:
             return
-        tmp = self.path.with_suffix(".tmp")
+        # several processes share a lake's cache (batch actors, service replicas): each writes its own
+        # temporary file and the last rename wins whole; an entry another process added may be lost
+        tmp = self.path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text("".join(e.model_dump_json() + "\n" for e in self.entries.values()))
         tmp.replace(self.path)
 
