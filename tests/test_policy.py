@@ -205,3 +205,14 @@ def test_a_row_filter_may_follow_a_key_to_its_parent_table(sample_lake):
     assert governed.ok, governed.error
     shown = {r["customer_id"] for r in governed.rows}
     assert shown and shown <= german and governed.rows_total < everything.rows_total
+
+
+def test_a_table_whose_hidden_keys_cannot_all_be_named_keeps_all_its_documents_out(sample_lake, monkeypatch):
+    from lakeplanner.execute import services
+    from lakeplanner.execute.services import Governed, LocalServices
+
+    lake, _ = sample_lake
+    monkeypatch.setattr(services, "MAX_HIDDEN_KEYS", 1)
+    governed = Governed(LocalServices(lake, LLM(FakeBackend(["{}"]))), emea())
+    assert governed.hidden_rows == 'not (linked_table == "customers")'
+    assert governed.search("documents_contracts", "payment terms of the agreement", "", 40) == []

@@ -128,7 +128,7 @@ class ActorServices:
         return {k: self.__dict__[k] for k in ("lake_path", "actor", "model_name", "provider", "settings")}
 
 
-MAX_HIDDEN_KEYS = 5_000  # hidden row keys a search filter names; with more, it keeps out all the table's documents
+MAX_HIDDEN_KEYS = 5_000  # hidden row keys a search filter names (see Governed.hidden_rows)
 
 
 class Governed:
@@ -148,12 +148,17 @@ class Governed:
         return self.services.llm
 
     @functools.cached_property
+    def whole_contract(self):
+        """schema.yaml, read once for the node."""
+        return self.lake.contract
+
+    @functools.cached_property
     def contract(self):
-        return scoped_contract(self.lake.contract, self.access)
+        return scoped_contract(self.whole_contract, self.access)
 
     def check(self, source: str, recorder) -> None:
         """AccessDeniedError when the role may not read `source`; the decision is a span either way."""
-        allowed = readable(self.lake.contract, self.access, source)
+        allowed = readable(self.whole_contract, self.access, source)
         decision = {
             semconv.KIND: semconv.GUARDRAIL,
             "lakeplanner.policy.decision": "allowed" if allowed else "denied",
@@ -170,37 +175,41 @@ class Governed:
         engine = get_engine(settings.sql_engine, self.lake, settings)
         if not self.access.restricted:
             return engine
-        return GuardedEngine(
-            engine, self.access, lambda table: [f.name for f in self.lake.table(table).schema().fields]
-        )
+        return GuardedEngine(engine, self.access, self.columns_of)
+
+    def columns_of(self, table: str) -> list[str]:
+        return [f.name for f in self.lake.table(table).schema().fields]
 
     def search(self, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
         """Hybrid search of a collection the role may read, without the documents tied to rows its
         row filters hide (their link or citation names such a row)."""
         if not self.access.reads_collection(collection):
             raise AccessDeniedError(f"role {self.access.role!r} may not search {collection}")
-        hidden = self.hidden_rows_filter()
-        both = " and ".join(f"({e})" for e in (filter, hidden) if e)
+        both = " and ".join(f"({e})" for e in (filter, self.hidden_rows) if e)
         return self.services.search(collection, text, both, limit)
 
-    @functools.cache  # noqa: B019 - one Governed lives for one node
-    def hidden_rows_filter(self) -> str:
-        """A Milvus expression that keeps out chunks linked to rows a row filter hides."""
+    @functools.cached_property
+    def hidden_rows(self) -> str:
+        """A Milvus expression that keeps out chunks linked to rows a row filter hides: by their keys,
+        or, when a table's keys cannot be named (too many, or a key of several columns), every chunk
+        linked to that table."""
         kept_out = []
-        schema = LakeSchema.from_contract(self.lake.contract)
+        schema = LakeSchema.from_contract(self.whole_contract)
         engine = get_engine("duckdb", self.lake, None)
         for table, predicate in sorted(self.access.row_filters.items()):
+            linked = f"linked_table == {_string_literal(table)}"
             key = schema.row_key(table)
             if len(key) != 1:
+                kept_out.append(f"not ({linked})")
                 continue
             admitted = exp.func("COALESCE", exp.paren(parse_predicate(predicate, table)), exp.false())
             statement = exp.select(exp.column(key[0], quoted=True)).from_(table).where(exp.not_(admitted))
             keys = sorted({str(v) for v in engine.run(statement).table.column(0).to_pylist() if v is not None})
-            if keys:
-                named = ", ".join(_string_literal(k) for k in keys[:MAX_HIDDEN_KEYS])
-                kept_out.append(
-                    f"not (linked_table == {_string_literal(table)} and array_contains_any(linked_keys, [{named}]))"
-                )
+            if len(keys) > MAX_HIDDEN_KEYS:
+                kept_out.append(f"not ({linked})")
+            elif keys:
+                named = ", ".join(map(_string_literal, keys))
+                kept_out.append(f"not ({linked} and array_contains_any(linked_keys, [{named}]))")
         return " and ".join(kept_out)
 
     def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
