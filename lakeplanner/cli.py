@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import time
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -38,6 +39,21 @@ LakeOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 RoleOption = Annotated[str, typer.Option(help="Execution context: plans are cached per role.")]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Always generate a fresh plan.")]
+
+
+@contextmanager
+def opened(path: Path) -> Iterator[Lake]:
+    """The lake at `path` for one command, closed after it; a LakeplannerError ends the command with
+    its message and hint."""
+    target = None
+    try:
+        target = Lake.open(path)
+        yield target
+    except LakeplannerError as e:
+        fail(e)
+    finally:
+        if target is not None:
+            target.close()
 
 
 def fail(error: LakeplannerError) -> None:
@@ -250,18 +266,11 @@ def ask(
         if not as_json:
             console.print(f"[dim]{result.label} ({result.tool} on {result.source}) done:[/] {partial_text(result)}")
 
-    target = None
-    try:
-        target = Lake.open(lake)
-        with err.status(f"answering ({settings.mode}) ...", spinner="dots") if not as_json else nullcontext():
-            answer = target.ask(
-                question, settings=settings, context=Context(role=role), use_cache=not no_cache, on_result=on_result
-            )
-    except LakeplannerError as e:
-        fail(e)
-    finally:
-        if target is not None:
-            target.close()
+    status = err.status(f"answering ({settings.mode}) ...", spinner="dots") if not as_json else nullcontext()
+    with opened(lake) as target, status:
+        answer = target.ask(
+            question, settings=settings, context=Context(role=role), use_cache=not no_cache, on_result=on_result
+        )
     if as_json:
         console.print_json(answer.model_dump_json(exclude={"nodes"}))
     else:
@@ -584,9 +593,7 @@ def batch(
     from lakeplanner.execute.settings import ExecSettings
     from lakeplanner.policy import lake_policy
 
-    target = None
-    try:
-        target = Lake.open(lake)
+    with opened(lake) as target:
         questions = questions_of(
             read_source(source, target), id_column=id_column, question_column=question_column, template=template
         )
@@ -617,11 +624,6 @@ def batch(
                 retry_failed=retry_failed,
                 progress=progress,
             )
-    except LakeplannerError as e:
-        fail(e)
-    finally:
-        if target is not None:
-            target.close()
     if as_json:
         console.print_json(report.model_dump_json())
     else:

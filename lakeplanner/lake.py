@@ -238,7 +238,7 @@ class Lake:
         """Plan, execute and answer `question` with citations (or abstain), traced in the lake.
 
         `access` (a role's grant, from `Policy.grant`) limits what is read; by default everything.
-        `on_plan` receives the plan once it is valid, `on_result` each exposed node result as soon as
+        `on_plan` receives the plan result once planning ends, `on_result` each exposed node result as soon as
         it exists (streaming)."""
         from lakeplanner.execute.ask import ask
         from lakeplanner.policy import OPEN

@@ -180,8 +180,8 @@ def ask(
     planner: PlansQuestions | None = None,
     access: Access = OPEN,
 ) -> Answer:
-    """Answer `question` over `lake` as `access` may read it; the plan goes to `on_plan` once valid,
-    exposed node results to `on_result` as soon as they exist.
+    """Answer `question` over `lake` as `access` may read it; the plan result (valid or not) goes to
+    `on_plan` once planning ends, exposed node results to `on_result` as soon as they exist.
 
     `planner` replaces the validating, repairing, caching Planner (benchmarks compare against that)."""
     started = time.perf_counter()
@@ -222,6 +222,7 @@ def ask(
                 answer = Answer(question=question, advice=planned.advice)
                 findings = "; ".join(f"{f.code.value} {f.message}" for f in planned.findings)
                 answer = abstain(answer, f"no valid plan ({findings})", time.perf_counter())
+                answer.usage = usage(planning.steps)
             else:
                 with lineage.span("lakeplanner.execute", **{"lakeplanner.mode": executor.settings.mode}):
                     if searched is not None:  # no valid plan: the question searched as it is
@@ -251,8 +252,6 @@ def ask(
                 answer.timings["execute_s"] = execute_s
                 answer.data_chars = data_chars(synthesis) + sum(data_chars(r.steps) for r in results)
                 answer.usage = usage(planning.steps + synthesis + [s for r in results for s in r.steps])
-            if not answer.usage.llm_calls:
-                answer.usage = usage(planning.steps)
             answer.plan_cache = planned.cache
             answer.timings["plan_s"] = plan_s
             answer.timings["total_s"] = time.perf_counter() - started

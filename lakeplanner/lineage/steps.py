@@ -126,6 +126,6 @@ def usage(steps: list[Step]) -> Usage:
     calls = [s.attributes for s in steps if s.attributes.get(semconv.KIND) == semconv.LLM]
     return Usage(
         llm_calls=len(calls),
-        input_tokens=sum(int(a.get("gen_ai.usage.input_tokens") or 0) for a in calls),
-        output_tokens=sum(int(a.get("gen_ai.usage.output_tokens") or 0) for a in calls),
+        input_tokens=sum(int(a.get(semconv.INPUT_TOKENS) or 0) for a in calls),
+        output_tokens=sum(int(a.get(semconv.OUTPUT_TOKENS) or 0) for a in calls),
     )

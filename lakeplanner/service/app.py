@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from anyio import to_thread
-from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -40,7 +40,7 @@ from lakeplanner.llm.base import LLM
 from lakeplanner.plan.planner import PlanResult
 from lakeplanner.policy import Access
 from lakeplanner.service import audit
-from lakeplanner.service.auth import Authenticator, AuthError, Principal
+from lakeplanner.service.auth import Authenticator, AuthError, Principal, credentials
 from lakeplanner.service.metrics import Metrics
 from lakeplanner.service.runner import BusyError, CancelledError, Runner, TraceNotFoundError
 from lakeplanner.service.schemas import (
@@ -158,17 +158,9 @@ def summary(record: RunRecord) -> TraceSummary:
     )
 
 
-def caller(
-    request: Request,
-    authorization: Annotated[str | None, Header()] = None,
-    x_api_key: Annotated[str | None, Header()] = None,
-) -> Principal:
-    """Who sends the request (401 when credentials are required and missing or wrong); the
-    dashboard's sign-in cookie counts as a bearer token."""
-    token = request.cookies.get(audit.COOKIE)
-    if authorization is None and token:
-        authorization = f"Bearer {token}"
-    return request.app.state.authenticator.principal(authorization, x_api_key)
+def caller(request: Request) -> Principal:
+    """Who sends the request (401 when credentials are required and missing or wrong)."""
+    return request.app.state.authenticator.principal(*credentials(request.headers, request.cookies))
 
 
 Caller = Annotated[Principal, Depends(caller)]

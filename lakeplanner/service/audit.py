@@ -19,13 +19,13 @@ from markupsafe import escape
 
 from lakeplanner.errors import AccessDeniedError, LakeplannerError
 from lakeplanner.execute.results import Answer, Evidence
+from lakeplanner.lineage import semconv
 from lakeplanner.lineage.runs import RunRecord
 from lakeplanner.lineage.tracing import attribute_values, read_spans
 from lakeplanner.plan.model import Plan
 from lakeplanner.policy import Access
-from lakeplanner.service.auth import AuthError, Principal
+from lakeplanner.service.auth import COOKIE, AuthError, Principal, credentials
 
-COOKIE = "lakeplanner_token"
 PAGE = 25
 TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape(["html"])
@@ -109,14 +109,14 @@ def llm_calls(spans: list[dict]) -> list[dict]:
     calls = []
     for span in sorted(spans, key=lambda s: int(s["startTimeUnixNano"])):
         a = attribute_values(span)
-        if a.get("openinference.span.kind") == "LLM":
+        if a.get(semconv.KIND) == semconv.LLM:
             calls.append(
                 {
                     "purpose": a.get("lakeplanner.llm.purpose", ""),
-                    "model": a.get("gen_ai.request.model", ""),
-                    "provider": a.get("gen_ai.provider.name", ""),
-                    "input": a.get("gen_ai.usage.input_tokens", 0),
-                    "output": a.get("gen_ai.usage.output_tokens", 0),
+                    "model": a.get(semconv.REQUEST_MODEL, ""),
+                    "provider": a.get(semconv.PROVIDER, ""),
+                    "input": a.get(semconv.INPUT_TOKENS, 0),
+                    "output": a.get(semconv.OUTPUT_TOKENS, 0),
                     "seconds": (int(span["endTimeUnixNano"]) - int(span["startTimeUnixNano"])) / 1e9,
                 }
             )
@@ -157,9 +157,7 @@ def router(runner, authenticator, list_traces, replayed) -> APIRouter:
     pages = APIRouter(prefix="/audit", include_in_schema=False)
 
     def principal_of(request: Request) -> Principal:
-        token = request.cookies.get(COOKIE)
-        header = request.headers.get("authorization") or (f"Bearer {token}" if token else None)
-        return authenticator.principal(header, request.headers.get("x-api-key"))
+        return authenticator.principal(*credentials(request.headers, request.cookies))
 
     def granted(principal: Principal, right: str) -> Access:
         """The first of the principal's roles whose policy grants `right` (audit or replay)."""
@@ -235,7 +233,8 @@ def router(runner, authenticator, list_traces, replayed) -> APIRouter:
             return access
         record: RunRecord = runner.visible_record(trace_id, access)
         spans = await to_thread.run_sync(lambda: read_spans(runner.lake.path, trace_id))
-        can_replay = any(runner.access(principal_of(request), r).replay for r in principal_of(request).roles)
+        principal = principal_of(request)
+        can_replay = any(runner.access(principal, role).replay for role in principal.roles)
         answer = record.answer
         return render(
             "answer.html",

@@ -18,6 +18,7 @@ from lakeplanner.errors import LakeplannerError, PolicyError
 from lakeplanner.service.settings import ServeSettings
 
 KEY_PREFIX = "lpk_"
+COOKIE = "lakeplanner_token"  # the audit dashboard's sign-in
 ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "EdDSA"]
 
 
@@ -65,6 +66,13 @@ def load_keys(settings: ServeSettings) -> list[ApiKey]:
             hint="a YAML file `keys: [{name, sha256, roles, claims}]`; `lakeplanner keys new NAME --role R` writes one",
         ) from e
     return entries
+
+
+def credentials(headers, cookies) -> tuple[str | None, str | None]:
+    """(Authorization, X-API-Key) of a request; the dashboard's sign-in cookie counts as a bearer token."""
+    token = cookies.get(COOKIE)
+    authorization = headers.get("authorization") or (f"Bearer {token}" if token else None)
+    return authorization, headers.get("x-api-key")
 
 
 class Authenticator:
