@@ -73,20 +73,11 @@ def pool_rows(
     run_id: str,
 ) -> Iterator[dict]:
     """The answer rows of `pending`, in the order they finish, from `actors` answerers on Ray."""
-    import ray
+    from lakeplanner.execute.engine import ray_started
+
+    ray = ray_started(settings)
     from ray.util import ActorPool
 
-    from lakeplanner.execute.engine import start_ray
-
-    if not ray.is_initialized():
-        start_ray(
-            address=settings.ray_address,
-            num_cpus=settings.ray_cpus if not settings.ray_address else None,
-            include_dashboard=False,
-            ignore_reinit_error=True,
-            log_to_driver=False,
-            configure_logging=False,
-        )
     lake.release_vectors()  # the VectorsActor opens the Milvus Lite file
     path = str(lake.path.resolve())
     vectors = ray.remote(VectorsActor).options(max_concurrency=8).remote(path)

@@ -47,6 +47,26 @@ def start_ray(**options) -> None:
                 ) from e
 
 
+def ray_started(settings: ExecSettings):
+    """The ray module, started locally or connected to `settings.ray_address` unless it already is."""
+    try:
+        import ray
+    except ImportError as e:
+        raise MissingDependencyError(
+            "Ray is not installed", hint="pip install 'ray==2.60.0', or LAKEPLANNER_EXEC_MODE=serial"
+        ) from e
+    if not ray.is_initialized():
+        start_ray(
+            address=settings.ray_address,
+            num_cpus=settings.ray_cpus if not settings.ray_address else None,
+            include_dashboard=False,
+            ignore_reinit_error=True,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    return ray
+
+
 def topological(plan: Plan) -> list[PlanNode]:
     """Nodes in an order where every node follows its dependencies; PlanError when none can (a cycle,
     or a reference to a label no node binds: an unvalidated plan)."""
@@ -184,22 +204,7 @@ class Executor:
                     yield failure(plan.node(label), f"timed out after {limit:g} s", TIMEOUT_HINT)
 
     def _ray_module(self):
-        try:
-            import ray
-        except ImportError as e:
-            raise MissingDependencyError(
-                "Ray is not installed", hint="pip install 'ray==2.60.0', or LAKEPLANNER_EXEC_MODE=serial"
-            ) from e
-        if not ray.is_initialized():
-            start_ray(
-                address=self.settings.ray_address,
-                num_cpus=self.settings.ray_cpus if not self.settings.ray_address else None,
-                include_dashboard=False,
-                ignore_reinit_error=True,
-                log_to_driver=False,
-                configure_logging=False,
-            )
-        return ray
+        return ray_started(self.settings)
 
     def _actor_services(self, ray) -> ActorServices:
         if self._actor is None:
