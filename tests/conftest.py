@@ -63,3 +63,22 @@ def copy_of(tmp_path):
         return target
 
     return copy
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """One local Ray for every test that needs it (a start on a loaded 2-core machine is slow and
+    can time out, so it happens once)."""
+    ray = pytest.importorskip("ray")
+    from lakeplanner.execute.engine import start_ray
+
+    tests = str(Path(__file__).parent)  # workers unpickle scripted LLMs, which refer to test modules
+    start_ray(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+        runtime_env={"env_vars": {"PYTHONPATH": tests}},
+    )
+    yield ray
+    ray.shutdown()

@@ -12,7 +12,6 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from batch_child import REPLIES
-from test_execute import ray_local  # noqa: F401 - a fixture
 from typer.testing import CliRunner
 
 from lakeplanner import Lake, sample_lake_path

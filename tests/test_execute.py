@@ -1,7 +1,6 @@
 """Execution with a scripted LLM over the real engines (Iceberg + DuckDB, Milvus Lite, ONNX models)."""
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -151,21 +150,6 @@ def test_ray_that_never_starts_is_an_engine_error_that_says_what_to_do(monkeypat
     with pytest.raises(EngineError, match="Ray did not start: The current node timed out") as caught:
         start_ray()
     assert "LAKEPLANNER_EXEC_MODE=serial" in caught.value.hint
-
-
-@pytest.fixture(scope="module")
-def ray_local():
-    ray = pytest.importorskip("ray")
-    tests = str(Path(__file__).parent)  # workers unpickle the scripted LLM, which refers to this module
-    start_ray(
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        configure_logging=False,
-        runtime_env={"env_vars": {"PYTHONPATH": tests}},
-    )
-    yield ray
-    ray.shutdown()
 
 
 def test_the_same_question_on_a_ray_task_graph(sample_lake, ray_local):
