@@ -12,7 +12,14 @@ from typing import Annotated
 import typer
 import yaml
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 from rich.tree import Tree
 
@@ -577,9 +584,17 @@ def batch(
         int,
         typer.Option(
             help="Answer on a Ray pool of this many actors, each loading the model (0: in this process). "
-            "LAKEPLANNER_EXEC_RAY_ADDRESS points it at a cluster."
+            "--ray-address points it at a cluster."
         ),
     ] = 0,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="A Ray cluster for the pool (default: LAKEPLANNER_EXEC_RAY_ADDRESS, else a local Ray)."),
+    ] = None,
+    plan_reuse: Annotated[
+        bool,
+        typer.Option(help="Plan the first question of each template once and reuse its plan for the rest."),
+    ] = True,
     as_json: JsonOption = False,
 ) -> None:
     """Answer a table of questions into the lake, exactly once per question id.
@@ -602,9 +617,11 @@ def batch(
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
             TextColumn("{task.fields[rate]}"),
             console=err,
-            disable=as_json,
+            disable=as_json or not err.is_terminal,
         ) as bar:
             task = bar.add_task("asking", total=None, rate="")
             started = time.perf_counter()
@@ -612,13 +629,17 @@ def batch(
             def progress(done: int, total: int) -> None:
                 per_minute = done / max(time.perf_counter() - started, 1e-9) * 60
                 bar.update(task, completed=done, total=total, rate=f"{per_minute:.1f} questions/min")
+                if bar.disable and not as_json:  # a log (a Ray job's, a CI's): a line per question
+                    left = (total - done) / per_minute if per_minute else 0
+                    err.print(f"{done}/{total} questions, {per_minute:.1f}/min, about {left:.0f} min left")
 
             report = run_batch(
                 target,
                 questions,
                 name=name,
-                settings=ExecSettings(mode="serial"),
+                settings=ExecSettings(mode="serial", **({"ray_address": ray_address} if ray_address else {})),
                 actors=actors,
+                plan_reuse=plan_reuse,
                 policy=lake_policy(target.path),
                 commit_every=commit_every,
                 retry_failed=retry_failed,

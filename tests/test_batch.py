@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -36,11 +37,20 @@ def lake(tmp_path_factory):
     lake.close()
 
 
-def write_questions(path: Path, n: int) -> Path:
+def write_questions(path: Path, n: int, wording: str = "How many customers ({i})?") -> Path:
     path.write_text(
-        "".join(json.dumps({"id": f"q{i:03d}", "question": f"How many customers ({i})?"}) + "\n" for i in range(n))
+        "".join(json.dumps({"id": f"q{i:03d}", "question": wording.format(i=i)}) + "\n" for i in range(n))
     )
     return path
+
+
+def counting(calls: Counter):
+    def reply(messages, schema):
+        title = (schema or {}).get("title")
+        calls[title] += 1
+        return json.dumps(REPLIES.get(title, {}))
+
+    return LLM(FakeBackend(reply))
 
 
 def test_missing_and_repeated_ids_are_named_before_any_work():
@@ -134,6 +144,17 @@ def test_a_run_killed_mid_way_resumes_with_every_id_exactly_once(lake, tmp_path)
             assert seen.setdefault(row["question_id"], row["trace_id"]) == row["trace_id"]
 
 
+def test_questions_of_one_template_are_planned_once(lake, tmp_path):
+    source = write_questions(tmp_path / "q.jsonl", 4, "Count the customers of cohort {i}")
+    questions = questions_of(read_source(str(source), lake))
+    planned = Counter()
+    report = run_batch(lake, questions, name="grouped", llm=counting(planned))
+    assert (report.templates, report.plan_cache_hits, planned["GeneratedPlan"]) == (1, 3, 1)
+    fresh = Counter()
+    report = run_batch(lake, questions, name="ungrouped", llm=counting(fresh), plan_reuse=False)
+    assert (report.templates, report.plan_cache_hits, fresh["GeneratedPlan"]) == (0, 0, 4)
+
+
 def test_the_batch_command_shows_what_it_did(lake, tmp_path):
     source = write_questions(tmp_path / "q.jsonl", 2)
     result = CliRunner().invoke(app, ["batch", str(source), "--lake", str(lake.path), "--name", "cli", "--json"])
@@ -147,10 +168,13 @@ def test_the_batch_command_shows_what_it_did(lake, tmp_path):
 @pytest.mark.usefixtures("ray_local")
 def test_a_pool_of_ray_actors_answers_with_one_owner_of_the_vector_store(lake, tmp_path):
     """Two answerers, each with its own (scripted) model; searches go through the one actor that
-    holds the Milvus Lite file, so the driver and the answerers never open it."""
-    questions = questions_of(read_source(str(write_questions(tmp_path / "q.jsonl", 4)), lake))
+    holds the Milvus Lite file, so the driver and the answerers never open it. The template's first
+    question is planned before the rest start, so they all find its plan."""
+    source = write_questions(tmp_path / "q.jsonl", 4, "How many customers joined in wave {i}?")
+    questions = questions_of(read_source(str(source), lake))
     report = run_batch(lake, questions, name="pool", llm=scripted(), actors=2, commit_every=3)
     assert (report.answered, report.failed, report.commits) == (4, 0, 2)
     rows = lake.catalog.load_table(table_name("pool")).scan().to_arrow().to_pylist()
     assert sorted(r["question_id"] for r in rows) == [f"q{i:03d}" for i in range(4)]
     assert all(r["value"] == "40" for r in rows)
+    assert sorted(str(r["cache"]) for r in rows) == ["None", "template", "template", "template"]

@@ -3,7 +3,7 @@
 import pytest
 
 from lakeplanner.llm.embeddings import default_embedder
-from lakeplanner.plan.cache import Context, PlanCache, cache_for, extract_slots
+from lakeplanner.plan.cache import Context, PlanCache, cache_for, extract_slots, template_of
 from lakeplanner.plan.model import Plan, PlanNode
 
 
@@ -126,3 +126,20 @@ def test_a_damaged_cache_line_is_skipped_and_writers_never_share_a_temporary_fil
     assert cache.entries == {}
     cache.save()
     assert path.read_text() == "" and not list(tmp_path.glob("*.tmp"))
+
+
+def test_two_processes_sharing_a_cache_file_keep_both_plans(cache):
+    """Batch actors and service replicas each hold a PlanCache over the lake's one file: what one adds
+    is read back in before the other replaces the file."""
+    other = PlanCache(cache.path, cache.signature, cache.known, cache.vocabulary)
+    cache.put("What is the total of invoice INV-1010?", total_plan("INV-1010"))
+    other.put("How many customers?", total_plan("INV-9999"))
+    again = PlanCache(cache.path, cache.signature, cache.known, cache.vocabulary)
+    assert again.get("What is the total of invoice INV-1042?").kind == "template"
+    assert again.get("How many customers?").kind == "exact"
+
+
+def test_questions_that_differ_only_in_slot_values_share_a_template(cache):
+    one = template_of("What is the total of invoice INV-1010?", cache.known)
+    assert one == template_of("what is the total of invoice INV-1042", cache.known)
+    assert one != template_of("What is the tax of invoice INV-1010?", cache.known)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from lakeplanner.batch.asking import Asking
 from lakeplanner.batch.inputs import BatchQuestion
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.llm.base import LLM
-from lakeplanner.policy import Policy
 
 
 class VectorsActor:
@@ -56,23 +56,23 @@ class Answerer:
         self.lake.__dict__["vectors"] = RemoteVectors(vectors)  # never opens the Milvus Lite file itself
         self.executor = Executor(self.lake, llm_factory(), settings)
 
-    def answer(self, question: BatchQuestion, policy: Policy | None, run_id: str) -> dict:
-        from lakeplanner.batch.run import answered
+    def answer(self, question: BatchQuestion, asking: Asking) -> dict:
+        from lakeplanner.batch.asking import answered
 
-        return answered(self.lake, self.executor, question, policy, run_id)
+        return answered(self.lake, self.executor, question, asking)
 
 
 def pool_rows(
     lake,
-    pending: list[BatchQuestion],
+    phases: list[list[BatchQuestion]],
     *,
     actors: int,
     llm_factory: Callable[[], LLM],
     settings: ExecSettings,
-    policy: Policy | None,
-    run_id: str,
+    asking: Asking,
 ) -> Iterator[dict]:
-    """The answer rows of `pending`, in the order they finish, from `actors` answerers on Ray."""
+    """The answer rows of each phase's questions, in the order they finish, from `actors` answerers
+    on Ray; a phase starts when the one before it has ended."""
     from lakeplanner.execute.engine import ray_started
 
     ray = ray_started(settings)
@@ -85,7 +85,8 @@ def pool_rows(
     members = [ray.remote(Answerer).remote(path, llm_factory, serial, vectors) for _ in range(actors)]
     try:
         pool = ActorPool(members)
-        yield from pool.map_unordered(lambda member, q: member.answer.remote(q, policy, run_id), pending)
+        for phase in phases:
+            yield from pool.map_unordered(lambda member, q: member.answer.remote(q, asking), phase)
     finally:
         for member in members:
             ray.kill(member)

@@ -10,15 +10,15 @@ from collections.abc import Callable, Iterator
 
 from pydantic import BaseModel
 
-from lakeplanner.batch.answers import AnswersTable, answer_row, failure_row
+from lakeplanner.batch.answers import AnswersTable
+from lakeplanner.batch.asking import Asking, answered
 from lakeplanner.batch.inputs import BatchQuestion
 from lakeplanner.batch.pool import pool_rows
-from lakeplanner.execute.ask import ask
 from lakeplanner.execute.engine import Executor, actor_llm_factory
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.llm.base import LLM, get_llm
-from lakeplanner.plan.planner import PlanResult
-from lakeplanner.policy import OPEN, Access, Policy
+from lakeplanner.plan.cache import known_values, template_of
+from lakeplanner.policy import Policy
 
 Progress = Callable[[int, int], None]  # (questions done in this run, questions to do)
 
@@ -31,6 +31,8 @@ class BatchReport(BaseModel):
     answered: int = 0
     abstained: int = 0
     failed: int = 0
+    templates: int = 0  # plan templates among the questions asked: each planned once when plans are reused
+    plan_cache_hits: int = 0
     commits: int = 0
     seconds: float = 0.0
 
@@ -40,11 +42,16 @@ def to_do(questions: list[BatchQuestion], committed: dict[str, bool], retry_fail
     return [q for q in questions if q.id not in committed or (retry_failed and committed[q.id])]
 
 
-def access_for(question: BatchQuestion, policy: Policy | None) -> Access:
-    """The question's role under the lake's policy (its principal's claims are not known in a batch)."""
-    if policy is None or question.role is None:
-        return OPEN
-    return policy.grant(question.role, question.principal or "batch")
+def template_phases(lake, pending: list[BatchQuestion]) -> list[list[BatchQuestion]]:
+    """The first question of each plan template (per role), then the rest: by the time the rest are
+    asked, on any member of a pool, their template's plan is in the lake's plan cache."""
+    known = known_values(lake)
+    leaders, followers, seen = [], [], set()
+    for question in pending:
+        key = (template_of(question.question, known), question.role)
+        (followers if key in seen else leaders).append(question)
+        seen.add(key)
+    return [phase for phase in (leaders, followers) if phase]
 
 
 def run_batch(
@@ -60,9 +67,13 @@ def run_batch(
     run_id: str | None = None,
     progress: Progress = lambda done, total: None,
     actors: int = 0,
+    plan_reuse: bool = True,
 ) -> BatchReport:
     """Answer `questions` into the lake's `answers_<name>` table, exactly once per question id: in
-    this process (`actors` 0), or on a Ray pool of `actors` answerers, each with its own model."""
+    this process (`actors` 0), or on a Ray pool of `actors` answerers, each with its own model.
+
+    With `plan_reuse`, questions that share a plan template are planned once (the first of each, then
+    the rest from the plan cache); without it every question is planned afresh."""
     started = time.perf_counter()
     run_id = run_id or uuid.uuid4().hex[:16]
     answers = AnswersTable(lake.catalog, name)
@@ -72,9 +83,13 @@ def run_batch(
         run_id=run_id, table=answers.identifier, questions=len(questions), already_done=len(questions) - len(pending)
     )
     settings = settings or ExecSettings(mode="serial")
+    phases = template_phases(lake, pending) if plan_reuse else [pending]
+    report.templates = len(phases[0]) if plan_reuse and phases else 0
     rows: list[dict] = []
-    for done, row in enumerate(answer_rows(lake, pending, llm, settings, policy, run_id, actors), 1):
+    asking = Asking(policy=policy, run_id=run_id, plan_reuse=plan_reuse)
+    for done, row in enumerate(answer_rows(lake, phases, llm, settings, asking, actors), 1):
         report.failed += row["error_type"] is not None
+        report.plan_cache_hits += row.get("cache") is not None
         report.answered += row["error_type"] is None
         report.abstained += bool(row.get("abstained"))
         rows.append(row)
@@ -87,31 +102,18 @@ def run_batch(
 
 
 def answer_rows(
-    lake, pending: list[BatchQuestion], llm: LLM | None, settings: ExecSettings, policy, run_id: str, actors: int
+    lake, phases: list[list[BatchQuestion]], llm: LLM | None, settings: ExecSettings, asking: Asking, actors: int
 ) -> Iterator[dict]:
-    """The rows of `pending` as they are answered, here or on a Ray pool."""
+    """The rows of each phase's questions as they are answered, here or on a Ray pool; a phase starts
+    when the one before it has ended."""
     if actors:
         factory = actor_llm_factory(llm) if llm is not None else get_llm
-        yield from pool_rows(
-            lake, pending, actors=actors, llm_factory=factory, settings=settings, policy=policy, run_id=run_id
-        )
+        yield from pool_rows(lake, phases, actors=actors, llm_factory=factory, settings=settings, asking=asking)
         return
     executor = Executor(lake, llm, settings)
     try:
-        for question in pending:
-            yield answered(lake, executor, question, policy, run_id)
+        for phase in phases:
+            for question in phase:
+                yield answered(lake, executor, question, asking)
     finally:
         executor.close()
-
-
-def answered(lake, executor: Executor, question: BatchQuestion, policy, run_id: str) -> dict:
-    """The question's row: its answer, or the error that stopped it (the batch goes on)."""
-    started = time.perf_counter()
-    model = executor.llm.model_name
-    planned: list[PlanResult] = []
-    try:
-        answer = ask(lake, question.question, executor, on_plan=planned.append, access=access_for(question, policy))
-    except Exception as e:  # one question's failure is its row, never the run's end
-        return failure_row(question, e, time.perf_counter() - started, model, run_id)
-    plan = planned[0].plan.model_dump_json() if planned else ""
-    return answer_row(question, answer, plan, model, run_id)

@@ -9,6 +9,7 @@ the order they finish.
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections.abc import Callable, Iterator
 
@@ -48,7 +49,8 @@ def start_ray(**options) -> None:
 
 
 def ray_started(settings: ExecSettings):
-    """The ray module, started locally or connected to `settings.ray_address` unless it already is."""
+    """The ray module, started locally or connected to `settings.ray_address` unless it already is.
+    Inside a Ray job, RAY_ADDRESS (set by `ray job submit`) names the cluster the job runs on."""
     try:
         import ray
     except ImportError as e:
@@ -56,9 +58,10 @@ def ray_started(settings: ExecSettings):
             "Ray is not installed", hint="pip install 'ray==2.60.0', or LAKEPLANNER_EXEC_MODE=serial"
         ) from e
     if not ray.is_initialized():
+        address = settings.ray_address or os.environ.get("RAY_ADDRESS")
         start_ray(
-            address=settings.ray_address,
-            num_cpus=settings.ray_cpus if not settings.ray_address else None,
+            address=address,
+            num_cpus=settings.ray_cpus if not address else None,
             include_dashboard=False,
             ignore_reinit_error=True,
             log_to_driver=False,

@@ -10,13 +10,15 @@ instead of "total", another table) is never served. Every hit is validated again
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,6 +134,13 @@ def canonical(template: str) -> str:
     return " ".join(words) + " | " + " ".join(slots)
 
 
+def template_of(question: str, known: KnownValues) -> str:
+    """The key a question's plan is cached under, before schema and context: questions that share it
+    are answered by one plan with their own slot values."""
+    template, slots = extract_slots(question, known)
+    return f"{canonical(template)} | {' '.join(s.kind for s in slots)}"
+
+
 def intent(
     question: str, template: str, vocabulary: dict[str, frozenset[str]]
 ) -> tuple[frozenset[str], frozenset[str]]:
@@ -193,6 +202,17 @@ def instantiate(template: str, slots: list[Slot]) -> Plan:
 # ---------------------------------------------------------------- the cache
 
 
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive flock on `path` (created when missing) for the block."""
+    with path.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 class CacheEntry(BaseModel):
     question: str
     template: str
@@ -251,11 +271,24 @@ class PlanCache:
     def save(self) -> None:
         if self.path is None:
             return
-        # several processes share a lake's cache (batch actors, service replicas): each writes its own
-        # temporary file and the last rename wins whole; an entry another process added may be lost
-        tmp = self.path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text("".join(e.model_dump_json() + "\n" for e in self.entries.values()))
-        tmp.replace(self.path)
+        # several processes share a lake's cache (batch actors, service replicas): under a lock, the
+        # entries another process wrote since this one loaded are read back in before the file is replaced
+        with locked(self.path.with_suffix(".lock")):
+            mine = list(self.entries.items())
+            self.entries = OrderedDict()
+            self.load()
+            for key, entry in mine:
+                self.entries[key] = entry
+                self.entries.move_to_end(key)
+            self.evict()
+            tmp = self.path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text("".join(e.model_dump_json() + "\n" for e in self.entries.values()))
+            tmp.replace(self.path)
+
+    def evict(self) -> None:
+        """Drop the least recently used entries beyond capacity."""
+        while len(self.entries) > self.capacity:
+            self.entries.popitem(last=False)
 
     def key(self, template: str, context: str) -> str:
         return hashlib.sha256(f"{template}\x1f{self.signature}\x1f{context}".encode()).hexdigest()
@@ -278,8 +311,7 @@ class PlanCache:
         key = self.key(canonical(template), entry.context)
         self.entries[key] = entry
         self.entries.move_to_end(key)
-        while len(self.entries) > self.capacity:
-            self.entries.popitem(last=False)
+        self.evict()
         self.save()
 
     def get(self, question: str, context: Context = DEFAULT_CONTEXT) -> CacheHit | None:
