@@ -38,9 +38,7 @@ def lake(tmp_path_factory):
 
 
 def write_questions(path: Path, n: int, wording: str = "How many customers ({i})?") -> Path:
-    path.write_text(
-        "".join(json.dumps({"id": f"q{i:03d}", "question": wording.format(i=i)}) + "\n" for i in range(n))
-    )
+    path.write_text("".join(json.dumps({"id": f"q{i:03d}", "question": wording.format(i=i)}) + "\n" for i in range(n)))
     return path
 
 
