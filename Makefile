@@ -6,7 +6,7 @@ LAKE ?= lake
 # a two-hop question: a SQL step finds the customer's contract, a vector step reads it
 QUESTION ?= What monthly availability (uptime) does the contract of the customer that signed up earliest guarantee?
 
-.PHONY: setup browser demo test test-all lint
+.PHONY: setup browser java demo test test-all lint
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -27,13 +27,18 @@ browser:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 		|| echo "could not install chromium: the browser test will be skipped"
 
-test: setup browser
-	$(BIN)/ruff check lakeplanner tests benchmarks ray_jobs
+# PySpark (tests/test_spark.py) runs on a Java 17 runtime
+java:
+	@command -v java >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null) \
+		|| echo "could not install Java 17: the Spark tests will fail"
+
+test: setup browser java
+	$(BIN)/ruff check lakeplanner tests benchmarks ray_jobs spark_udfs
 	$(BIN)/pytest -q -m "not slow"
 
-test-all: setup browser
+test-all: setup browser java
 	$(BIN)/pytest -q
 
 lint: setup
-	$(BIN)/ruff check lakeplanner tests benchmarks ray_jobs
-	$(BIN)/ruff format --check lakeplanner tests benchmarks
+	$(BIN)/ruff check lakeplanner tests benchmarks ray_jobs spark_udfs
+	$(BIN)/ruff format --check lakeplanner tests benchmarks ray_jobs spark_udfs

@@ -30,6 +30,10 @@ class ServiceError(LakeplannerError):
         super().__init__(f"{status}: {message}", hint=hint)
 
 
+class ServiceUnreachableError(LakeplannerError):
+    """No lakeplanner service answers at the address (not started, wrong address, network down)."""
+
+
 class Event(BaseModel):
     """One Server-Sent Event: plan, result, answer, error or done."""
 
@@ -179,7 +183,7 @@ class AsyncClient:
         await self.aclose()
 
 
-def _unreachable(url, error: Exception) -> LakeplannerError:
-    return LakeplannerError(
+def _unreachable(url, error: Exception) -> ServiceUnreachableError:
+    return ServiceUnreachableError(
         f"cannot reach lakeplanner at {url}: {error}", hint="start it with `lakeplanner serve --lake DIR`"
     )

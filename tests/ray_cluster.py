@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -55,10 +55,8 @@ def kill_started_since(before: set[int]) -> None:
     now = processes()
     for pid in now:
         if pid not in before and not descends_from(pid, os.getpid(), now):
-            try:
+            with suppress(ProcessLookupError):
                 os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
 
 
 @contextmanager

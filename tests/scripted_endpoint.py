@@ -4,9 +4,8 @@ control (a Ray job's actors, Spark's Python workers) reach a scripted model thro
 import json
 from collections import Counter
 
-from fastapi import FastAPI
-
 from batch_child import REPLIES
+from fastapi import FastAPI
 
 
 def scripted_endpoint(replies: dict = REPLIES) -> tuple[FastAPI, Counter]:

@@ -3,7 +3,6 @@ started on this machine; the answerers reach a scripted model through an OpenAI-
 as actors on a cluster share a vLLM or hosted endpoint."""
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -45,12 +44,16 @@ def test_a_batch_job_and_an_ingest_job_run_on_the_cluster(cluster, tmp_path):
     assert wait_for(client, ingest) == "SUCCEEDED", client.get_job_logs(ingest)[-3000:]
     questions = tmp_path / "questions.jsonl"
     questions.write_text(
-        "".join(json.dumps({"id": f"q{i}", "question": f"How many customers are in region {i}?"}) + "\n" for i in range(6))
+        "".join(
+            json.dumps({"id": f"q{i}", "question": f"How many customers are in region {i}?"}) + "\n" for i in range(6)
+        )
     )
     app, calls = scripted_endpoint()
     with on_loopback(app) as url:
         env = {"LAKEPLANNER_LLM_BACKEND": "openai", "LAKEPLANNER_LLM_BASE_URL": f"{url}/v1"}
-        command = f"{sys.executable} {REPO}/ray_jobs/batch_ask.py {questions} --lake {lake} --name jobs --commit-every 2"
+        command = (
+            f"{sys.executable} {REPO}/ray_jobs/batch_ask.py {questions} --lake {lake} --name jobs --commit-every 2"
+        )
         first = client.submit_job(entrypoint=command, runtime_env={"env_vars": env})
         assert wait_for(client, first) == "SUCCEEDED", client.get_job_logs(first)[-3000:]
         logs = client.get_job_logs(first)

@@ -1,0 +1,124 @@
+"""lakeplanner answers inside Spark: each partition's questions go to a running `lakeplanner serve`,
+a few at a time, with retries; a question that fails gets its error in its row, never the job's end.
+
+    from spark_udfs import Service, ask_column, register_ask
+    answered = ask_column(questions_df, Service(url="http://lakeplanner:8321", api_key="lpk_..."))
+    register_ask(spark, Service(url=...))   # SQL: SELECT id, lakeplanner_ask(question) FROM questions
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pandas as pd
+import pyarrow as pa
+from pydantic import BaseModel, Field
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from lakeplanner.batch.answers import CITATION
+from lakeplanner.client import Client, ServiceError, ServiceUnreachableError
+from lakeplanner.errors import LakeplannerError
+
+RETRIED_STATUSES = frozenset({429, 502, 503, 504})  # busy, or restarting: worth asking again
+ANSWER = pa.struct(
+    [
+        ("value", pa.string()),
+        ("items", pa.list_(pa.string())),
+        ("sentence", pa.string()),
+        ("citations", pa.list_(CITATION)),
+        ("confidence", pa.float64()),
+        ("abstained", pa.bool_()),
+        ("reason", pa.string()),
+        ("trace_id", pa.string()),
+        ("error", pa.string()),
+    ]
+)
+
+
+class Service(BaseModel):
+    """Where the answers come from, and how hard each Spark task may press it."""
+
+    url: str = Field(description="the lakeplanner service, e.g. http://lakeplanner:8321")
+    api_key: str | None = Field(None, description="an lpk_ key of `lakeplanner keys new`, if the service wants one")
+    role: str | None = Field(None, description="ask under this role of the service's policy")
+    concurrency: int = Field(4, ge=1, description="questions in flight per Spark task (per executor: times its cores)")
+    retries: int = Field(3, ge=0, description="further tries of a question the service was too busy or down for")
+
+
+def transient(error: BaseException) -> bool:
+    return isinstance(error, ServiceUnreachableError) or (
+        isinstance(error, ServiceError) and error.status in RETRIED_STATUSES
+    )
+
+
+def answer_of(client: Client, question: str | None, service: Service) -> dict:
+    """The answer struct of one question: the service's answer, or the error that stopped it."""
+    if not question or not question.strip():
+        return {"error": "ValueError: the question is empty", "abstained": True}
+    retrying = Retrying(
+        stop=stop_after_attempt(service.retries + 1),
+        wait=wait_exponential(multiplier=0.5, max=8),
+        retry=retry_if_exception(transient),
+        reraise=True,
+    )
+    try:
+        reply = retrying(client.ask, question, role=service.role)
+    except LakeplannerError as e:
+        return {"error": f"{type(e).__name__}: {e}", "abstained": True}
+    return {
+        "value": reply.value,
+        "items": reply.items,
+        "sentence": reply.sentence,
+        "citations": [c.model_dump(include=set(CITATION.names)) for c in reply.citations],
+        "confidence": reply.confidence,
+        "abstained": reply.abstained,
+        "reason": reply.reason,
+        "trace_id": reply.trace_id,
+    }
+
+
+def answers_of(questions: list[str | None], service: Service) -> pa.Array:
+    """The answer structs of `questions`, in order, at most `service.concurrency` asked at once."""
+    with Client(service.url, api_key=service.api_key) as client, ThreadPoolExecutor(service.concurrency) as pool:
+        answers = list(pool.map(lambda q: answer_of(client, q, service), questions))
+    return pa.array(answers, type=ANSWER)
+
+
+def spark_type(arrow_type: pa.DataType):
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    return from_arrow_type(arrow_type)
+
+
+def ask_column(frame, service: Service, *, question_column: str = "question", answer_column: str = "answer"):
+    """`frame` with one more column, `answer_column`: the struct of each row's answer (value, items,
+    sentence, citations, confidence, abstained, reason, trace_id, error). Runs with mapInArrow, so
+    rows travel to the Python workers as Arrow batches."""
+    from pyspark.sql.types import StructField, StructType
+
+    if question_column not in frame.columns:
+        raise LakeplannerError(
+            f"the DataFrame has no column {question_column!r}",
+            hint=f"pass question_column=; columns: {', '.join(frame.columns)}",
+        )
+    schema = StructType([*frame.schema.fields, StructField(answer_column, spark_type(ANSWER))])
+
+    def answer_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            answers = answers_of(batch.column(question_column).to_pylist(), service)
+            yield pa.RecordBatch.from_arrays([*batch.columns, answers], names=[*batch.schema.names, answer_column])
+
+    return frame.mapInArrow(answer_batches, schema)
+
+
+def register_ask(spark, service: Service, name: str = "lakeplanner_ask"):
+    """Register `name` as a SQL function of one question: `SELECT id, lakeplanner_ask(question).value
+    FROM questions`. A pandas UDF, so Spark hands it a whole Arrow batch of questions at a time."""
+    from pyspark.sql.functions import pandas_udf
+
+    @pandas_udf(spark_type(ANSWER))
+    def ask(questions: pd.Series) -> pd.DataFrame:
+        return pd.DataFrame(answers_of(questions.tolist(), service).to_pylist(), columns=ANSWER.names)
+
+    return spark.udf.register(name, ask)
