@@ -7,6 +7,7 @@ import pytest
 from lakeplanner.execute.engine import Executor, start_ray
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.execute.settings import ExecSettings
+from lakeplanner.execute.sql import parse_select
 from lakeplanner.llm import LLM
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.llm.fake import FakeBackend
@@ -476,6 +477,32 @@ def test_a_statement_that_matches_nothing_is_rewritten_with_the_category_values(
     values = [line for line in first_prompt.splitlines() if line.startswith("customers.")]
     assert values == ["customers.segment: Enterprise"]  # only the value the sub-question names
     assert "matched nothing" in llm.backend.calls[1][0][-1].content
+
+
+def test_a_row_named_by_a_value_of_another_column_is_found_without_asking_again(sample_lake):
+    """The SQL compared the id with the customer's name and matched nothing; the name column holds the
+    value, so the filter moves there and the statement runs again with no second LLM call."""
+    lake, _ = sample_lake
+    wrong = "SELECT city FROM customers AS c WHERE c.customer_id = 'Brightwater Logistics GmbH'"
+    result, llm = customers_sql_node(lake, "city of the customer Brightwater Logistics GmbH", wrong)
+    assert result.ok and result.rows[0]["city"] == "Hamburg" and result.row_keys["customers"] == ["C001"]
+    assert len(llm.backend.calls) == 1
+    [*_, executed] = [s for s in result.steps if s.name == "sql.execute"]
+    assert "customer_id = 'Brightwater Logistics GmbH' -> name" in executed.attributes["lakeplanner.dataops.edits"]
+    assert "\"c\".\"name\" = 'Brightwater Logistics GmbH'" in executed.attributes["db.query.text"]
+
+
+def test_a_value_no_other_column_holds_is_left_for_the_llm(sample_lake):
+    lake, _ = sample_lake
+    from lakeplanner.execute.engines import DuckDBEngine
+    from lakeplanner.execute.sql import fix_misplaced_literals
+    from lakeplanner.plan.validate import LakeSchema
+
+    columns = LakeSchema.from_contract(lake.contract).tables
+    nowhere = parse_select("SELECT city FROM customers WHERE customer_id = 'Nobody Ltd'")
+    assert fix_misplaced_literals(nowhere, DuckDBEngine(lake), columns) == []
+    bound = parse_select("SELECT city FROM customers WHERE customer_id = 'Brightwater Logistics GmbH'")
+    assert fix_misplaced_literals(bound, DuckDBEngine(lake), columns, keep={"Brightwater Logistics GmbH"}) == []
 
 
 def test_a_step_that_lost_the_row_the_question_names_is_told_it(sample_lake):

@@ -206,6 +206,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     bindings = bound_values(node, inputs)
     matched = {ref: (t, c) for ref, (t, c) in node.matched_columns().items() if c in schema.tables.get(t, {})}
     bound_literals = {str(v) for columns in bindings.values() for values in columns.values() for v in values}
+    carried: list[str] = []  # repairs of the last attempt's statement, recorded with the next
     for attempt in range(settings.sql_retries + 1):
         if sql is None or feedback is not None:
             messages = sqlnode.sql_messages(node, contract, tables, bound, feedback, named, lost)
@@ -216,6 +217,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
                 services.llm, "sql.write", messages, sqlnode.SqlDraft, max_tokens=300, data_chars=shown
             ).value.sql
         sql, edits = _fix_names(node, sql, schema)
+        edits, carried = carried + edits, []
         try:
             statement = sqlnode.bind(sql, bindings, matched)
             edits += sqlnode.with_missing_joins(statement, schema.tables, tables, contract)
@@ -233,6 +235,10 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             result.advice.append(f"attempt {attempt + 1}: {e.message}")
             continue
         if attempt < settings.sql_retries and matches_nothing(scan.table) and not node.references():
+            moved = sqlnode.fix_misplaced_literals(written, engine, schema.tables, keep=bound_literals)
+            if moved:  # rerun as repaired, without asking the LLM again
+                sql, feedback, carried = written.sql("duckdb"), None, moved
+                continue
             held = sqlnode.filtered_values(written, categories)
             feedback, told = sqlnode.nothing_matched(held), sqlnode.values_chars(held)
             result.advice.append(f"attempt {attempt + 1}: {feedback}")

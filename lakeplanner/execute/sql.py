@@ -284,6 +284,44 @@ def fix_key_literals(
     return edits
 
 
+def holding_columns(engine, table: str, literal: str, columns: dict[str, FieldType]) -> list[str]:
+    """The string columns of `table` that hold `literal` as written (one scan, through `engine`, so
+    a policy's row filters and masks apply to the probe as to the statement)."""
+    names = [c for c, kind in columns.items() if kind == FieldType.string and not c.startswith("_lp")]
+    if not names:
+        return []
+    value = exp.Literal.string(literal)
+    probe = exp.select(
+        *(exp.alias_(exp.func("bool_or", exp.column(c).eq(value.copy())), f"c{n}") for n, c in enumerate(names))
+    ).from_(table)
+    held = engine.run(probe).table.to_pylist()[0]
+    return [c for n, c in enumerate(names) if held.get(f"c{n}")]
+
+
+def fix_misplaced_literals(
+    statement: exp.Select, engine, columns_of: dict[str, dict[str, FieldType]], keep: set[str] = frozenset()
+) -> list[str]:
+    """`customers.customer_id = 'Hudson Peak Software Inc.'` matched nothing: the question named a row
+    by a value of another column (its name, not its id). When exactly one other string column of the
+    same table holds the literal as written, the filter compares that column. Edits in place; for a
+    statement that ran and matched nothing."""
+    aliases = {t.alias_or_name: t.name for t in statement.find_all(exp.Table) if not t.find_ancestor(exp.Subquery)}
+    edits = []
+    for condition in list(statement.find_all(exp.EQ)):
+        column, literal = compared_literal(condition)
+        if column is None or literal.this in keep:
+            continue
+        table = aliases.get(column.table or owner(column.name, aliases, columns_of) or "")
+        if table not in columns_of:
+            continue
+        holders = holding_columns(engine, table, literal.this, columns_of[table])
+        if column.name in holders or len(holders) != 1:
+            continue
+        column.replace(exp.column(holders[0], table=column.table or None))
+        edits.append(f"{column.name} = '{literal.this}' -> {holders[0]} (the column that holds it)")
+    return edits
+
+
 def compared_literal(condition: exp.EQ) -> tuple[exp.Column | None, exp.Literal | None]:
     """(column, string literal) of `column = 'x'` either way round; (None, None) for anything else."""
     for column, literal in ((condition.this, condition.expression), (condition.expression, condition.this)):
