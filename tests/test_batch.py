@@ -176,3 +176,25 @@ def test_a_pool_of_ray_actors_answers_with_one_owner_of_the_vector_store(lake, t
     assert sorted(r["question_id"] for r in rows) == [f"q{i:03d}" for i in range(4)]
     assert all(r["value"] == "40" for r in rows)
     assert sorted(str(r["cache"]) for r in rows) == ["None", "template", "template", "template"]
+
+
+@pytest.mark.usefixtures("ray_local")
+def test_a_pool_member_killed_mid_question_is_started_again_and_the_question_asked_again(lake, tmp_path):
+    """SIGKILL of a worker: the answerer's process dies while it drafts an answer; Ray starts the actor
+    again and its question is asked again, and the table still holds every id once."""
+    killed = tmp_path / "killed"
+
+    def reply(messages, schema):
+        title = (schema or {}).get("title")
+        if title == "Draft" and not killed.exists():
+            killed.touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return json.dumps(REPLIES.get(title, {}))
+
+    source = write_questions(tmp_path / "q.jsonl", 4, "How many customers signed in week {i}?")
+    report = run_batch(
+        lake, questions_of(read_source(str(source), lake)), name="killed", llm=LLM(FakeBackend(reply)), actors=2
+    )
+    assert killed.exists() and (report.answered, report.failed) == (4, 0)
+    rows = lake.catalog.load_table(table_name("killed")).scan().to_arrow().to_pylist()
+    assert sorted(r["question_id"] for r in rows) == [f"q{i:03d}" for i in range(4)]

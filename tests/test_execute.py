@@ -488,8 +488,9 @@ def test_a_row_named_by_a_value_of_another_column_is_found_without_asking_again(
     assert result.ok and result.rows[0]["city"] == "Hamburg" and result.row_keys["customers"] == ["C001"]
     assert len(llm.backend.calls) == 1
     [*_, executed] = [s for s in result.steps if s.name == "sql.execute"]
-    assert "customer_id = 'Brightwater Logistics GmbH' -> name" in executed.attributes["lakeplanner.dataops.edits"]
-    assert "\"c\".\"name\" = 'Brightwater Logistics GmbH'" in executed.attributes["db.query.text"]
+    edits = executed.attributes["lakeplanner.dataops.edits"]
+    assert "customer_id = 'Brightwater Logistics GmbH' -> name = 'Brightwater Logistics GmbH'" in edits
+    assert '"c"."name" = \'Brightwater Logistics GmbH\'' in executed.attributes["db.query.text"]
 
 
 def test_a_value_no_other_column_holds_is_left_for_the_llm(sample_lake):
@@ -503,6 +504,14 @@ def test_a_value_no_other_column_holds_is_left_for_the_llm(sample_lake):
     assert fix_misplaced_literals(nowhere, DuckDBEngine(lake), columns) == []
     bound = parse_select("SELECT city FROM customers WHERE customer_id = 'Brightwater Logistics GmbH'")
     assert fix_misplaced_literals(bound, DuckDBEngine(lake), columns, keep={"Brightwater Logistics GmbH"}) == []
+    shouted = parse_select("SELECT city FROM customers WHERE customer_id = 'BRIGHTWATER Logistics GmbH'")
+    assert fix_misplaced_literals(shouted, DuckDBEngine(lake), columns) == [
+        "customer_id = 'BRIGHTWATER Logistics GmbH' -> name = 'Brightwater Logistics GmbH' (the column that holds it)"
+    ]
+    lower = parse_select("SELECT city FROM customers WHERE customer_id = 'c001'")
+    assert fix_misplaced_literals(lower, DuckDBEngine(lake), columns) == [
+        "customer_id = 'c001' -> 'C001' (as the column holds it)"
+    ]
 
 
 def test_a_step_that_lost_the_row_the_question_names_is_told_it(sample_lake):

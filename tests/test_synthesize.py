@@ -5,7 +5,7 @@ import json
 import pytest
 
 from lakeplanner.errors import LakeplannerError
-from lakeplanner.execute.results import Evidence, NodeResult
+from lakeplanner.execute.results import Evidence, NodeResult, SqlRun
 from lakeplanner.execute.synthesize import composite_confidence, evaluate, grounding, synthesize
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm import LLM
@@ -766,3 +766,37 @@ def test_a_calculation_over_the_years_rows_are_labelled_with_is_not_grounded():
     llm = llm_saying(answer="12", calculation="2023 - 2011", sentence="Kept for 12 years.", sources=["R1"])
     answer = synthesize("How long are vehicle telematics data kept?", [built], llm, Recorder())
     assert answer.abstained
+
+
+def overdue_rows(sql: str, rows: list[dict]) -> NodeResult:
+    return NodeResult(
+        label="$var_1",
+        tool="sql",
+        source="invoices",
+        question="overdue invoices of C036",
+        exposed=True,
+        rows=rows,
+        rows_total=len(rows),
+        row_keys={"invoices": [r.get("invoice_id", "INV-1092") for r in rows]},
+        sql=[SqlRun(sql=sql, engine="duckdb", snapshots={"invoices": 42}, rows=len(rows))],
+    )
+
+
+def test_a_count_answered_with_the_number_of_rows_listed_is_grounded_by_them():
+    listed = overdue_rows("SELECT invoice_id FROM invoices WHERE status = 'overdue'", [{"invoice_id": "INV-1092"}])
+    answer = synthesize(
+        "How many invoices of customer C036 are overdue?",
+        [listed],
+        llm_saying(answer="1", sentence="One invoice is overdue.", sources=["R1"]),
+        Recorder(),
+    )
+    assert not answer.abstained and answer.value == "1"
+    assert [c.row_key for c in answer.citations] == ["INV-1092"]
+
+
+def test_the_number_of_rows_of_an_aggregate_is_no_count():
+    counted = overdue_rows("SELECT count(*) AS n FROM invoices WHERE status = 'overdue'", [{"n": 3}])
+    answer = synthesize(
+        "How many invoices are overdue?", [counted], llm_saying(answer="1", sentence="1.", sources=["R1"]), Recorder()
+    )
+    assert answer.value != "1"

@@ -1,6 +1,7 @@
 """Batch answering on Ray: a pool of answerer actors, each with its own model and engines, and one
 actor that owns the lake's Milvus Lite file (one process may open it) and searches for all of them.
-With a Milvus server or an LLM endpoint the same pool scales out on a cluster."""
+On a cluster the answerers spread over its nodes; with an OpenAI-compatible or vLLM endpoint they
+share it instead of each loading the model."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ from lakeplanner.batch.asking import Asking
 from lakeplanner.batch.inputs import BatchQuestion
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.llm.base import LLM
+
+# a member whose process dies (a killed worker, out of memory, a lost node) is started again and the
+# question it held asked again, up to this many times; answering has no side effect until the driver commits
+RESTARTS = 3
 
 
 class VectorsActor:
@@ -80,9 +85,11 @@ def pool_rows(
 
     lake.release_vectors()  # the VectorsActor opens the Milvus Lite file
     path = str(lake.path.resolve())
-    vectors = ray.remote(VectorsActor).options(max_concurrency=8).remote(path)
+    restarting = {"max_restarts": RESTARTS, "max_task_retries": RESTARTS}
+    vectors = ray.remote(VectorsActor).options(max_concurrency=8, **restarting).remote(path)
     serial = settings.model_copy(update={"mode": "serial"})  # each answerer runs its plans in process
-    members = [ray.remote(Answerer).remote(path, llm_factory, serial, vectors) for _ in range(actors)]
+    answerer = ray.remote(Answerer).options(**restarting)
+    members = [answerer.remote(path, llm_factory, serial, vectors) for _ in range(actors)]
     try:
         pool = ActorPool(members)
         for phase in phases:

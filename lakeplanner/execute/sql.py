@@ -284,27 +284,34 @@ def fix_key_literals(
     return edits
 
 
-def holding_columns(engine, table: str, literal: str, columns: dict[str, FieldType]) -> list[str]:
-    """The string columns of `table` that hold `literal` as written (one scan, through `engine`, so
-    a policy's row filters and masks apply to the probe as to the statement)."""
+def holding_columns(engine, table: str, literal: str, columns: dict[str, FieldType]) -> dict[str, str]:
+    """The string columns of `table` that hold `literal`, case aside, each with the value as held (one
+    scan, through `engine`, so a policy's row filters and masks apply to the probe as to the statement)."""
     names = [c for c, kind in columns.items() if kind == FieldType.string and not c.startswith("_lp")]
     if not names:
-        return []
-    value = exp.Literal.string(literal)
-    probe = exp.select(
-        *(exp.alias_(exp.func("bool_or", exp.column(c).eq(value.copy())), f"c{n}") for n, c in enumerate(names))
+        return {}
+    wanted = exp.func("lower", exp.Literal.string(literal))
+    held = exp.select(
+        *(
+            exp.alias_(
+                exp.func("min", exp.case().when(exp.func("lower", exp.column(c)).eq(wanted.copy()), exp.column(c))),
+                f"c{n}",
+            )
+            for n, c in enumerate(names)
+        )
     ).from_(table)
-    held = engine.run(probe).table.to_pylist()[0]
-    return [c for n, c in enumerate(names) if held.get(f"c{n}")]
+    row = engine.run(held).table.to_pylist()[0]
+    return {c: row[f"c{n}"] for n, c in enumerate(names) if row.get(f"c{n}") is not None}
 
 
 def fix_misplaced_literals(
     statement: exp.Select, engine, columns_of: dict[str, dict[str, FieldType]], keep: set[str] = frozenset()
 ) -> list[str]:
     """`customers.customer_id = 'Hudson Peak Software Inc.'` matched nothing: the question named a row
-    by a value of another column (its name, not its id). When exactly one other string column of the
-    same table holds the literal as written, the filter compares that column. Edits in place; for a
-    statement that ran and matched nothing."""
+    by a value of another column (its name, not its id), or by a value spelled in another case. When
+    the compared column holds the literal in another case, the literal is spelled as held; else, when
+    exactly one other string column of the same table holds it, the filter compares that column.
+    Edits in place; for a statement that ran and matched nothing."""
     aliases = {t.alias_or_name: t.name for t in statement.find_all(exp.Table) if not t.find_ancestor(exp.Subquery)}
     edits = []
     for condition in list(statement.find_all(exp.EQ)):
@@ -315,10 +322,17 @@ def fix_misplaced_literals(
         if table not in columns_of:
             continue
         holders = holding_columns(engine, table, literal.this, columns_of[table])
-        if column.name in holders or len(holders) != 1:
+        if column.name in holders:
+            if holders[column.name] != literal.this:
+                edits.append(f"{column.name} = '{literal.this}' -> '{holders[column.name]}' (as the column holds it)")
+                literal.replace(exp.Literal.string(holders[column.name]))
             continue
-        column.replace(exp.column(holders[0], table=column.table or None))
-        edits.append(f"{column.name} = '{literal.this}' -> {holders[0]} (the column that holds it)")
+        if len(holders) != 1:
+            continue
+        [(holder, value)] = holders.items()
+        column.replace(exp.column(holder, table=column.table or None))
+        literal.replace(exp.Literal.string(value))
+        edits.append(f"{column.name} = '{literal.this}' -> {holder} = '{value}' (the column that holds it)")
     return edits
 
 

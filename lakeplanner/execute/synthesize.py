@@ -32,6 +32,7 @@ from lakeplanner.execute.arithmetic import (
 from lakeplanner.execute.compare import compared
 from lakeplanner.execute.definitions import defined_span
 from lakeplanner.execute.results import Answer, Citation, NodeResult
+from lakeplanner.execute.sql import is_aggregate, parse_select
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, assistant, clipped, system, user
@@ -478,6 +479,8 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Set
         failure = f"the answer {'; '.join(items)!r} only repeats words of the question"
         return Settled(items, draft, failure=failure, repairable=True)
     c_ground = min((grounding(item, exposed, calculated) for item in items), default=0.0)
+    if c_ground == 0.0 and counts_the_rows(frame, items, exposed):
+        c_ground = 1.0  # each counted row is shown and cited
     if c_ground == 0.0 and (derived := derivation(numbers_in(normalised("; ".join(items))), exposed)) is not None:
         items, calculated = [format_number(evaluate(derived))], derived  # its arithmetic, redone by the evaluator
         c_ground = grounding(items[0], exposed, calculated)
@@ -498,6 +501,21 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Set
     if unsupported_numbers(draft.sentence, items, exposed, question):  # "issued 3 invoices" that no row says
         draft = draft.model_copy(update={"sentence": f"{question.rstrip('?')}: {'; '.join(items)}."})
     return Settled(items, draft, c_ground, calculated)
+
+
+def counts_the_rows(frame: QuestionFrame, items: list[str], exposed: list[NodeResult]) -> bool:
+    """A count question answered with the number of rows its one table step returned ("how many
+    invoices of C036 are overdue?" over the rows of those invoices): a figure no cell states, yet
+    the rows state it."""
+    tables = [r for r in exposed if r.tool == "sql" and r.rows]
+    if frame.operation is not Operation.count or len(tables) != 1 or not tables[0].sql:
+        return False
+    try:
+        if is_aggregate(parse_select(tables[0].sql[-1].sql)):  # its rows are counts or sums, not what is counted
+            return False
+    except LakeplannerError:
+        return False
+    return numbers_in(normalised("; ".join(items))) == [float(tables[0].rows_total)]
 
 
 def copies_an_operand(items: list[str], expression: str) -> bool:
