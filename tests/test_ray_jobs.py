@@ -25,6 +25,18 @@ def cluster():
         yield cluster
 
 
+def submit(client, entrypoint: str, env: dict | None = None, timeout_s: float = 120) -> str:
+    """Submit, waiting for the head's job agent: right after `ray start` it may not be up yet."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return client.submit_job(entrypoint=entrypoint, runtime_env={"env_vars": env} if env else None)
+        except RuntimeError as e:
+            if "No available agent" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(2)
+
+
 def wait_for(client, job: str, timeout_s: float = 300) -> str:
     deadline = time.monotonic() + timeout_s
     while (status := str(client.get_job_status(job).value)) not in FINISHED:
@@ -38,9 +50,7 @@ def test_a_batch_job_and_an_ingest_job_run_on_the_cluster(cluster, tmp_path):
 
     client = JobSubmissionClient(cluster.dashboard, headers={"Authorization": f"Bearer {cluster.token}"})
     lake = tmp_path / "lake"
-    ingest = client.submit_job(
-        entrypoint=f"{sys.executable} {REPO}/ray_jobs/ingest_lake.py {sample_lake_path()} --lake {lake}"
-    )
+    ingest = submit(client, f"{sys.executable} {REPO}/ray_jobs/ingest_lake.py {sample_lake_path()} --lake {lake}")
     assert wait_for(client, ingest) == "SUCCEEDED", client.get_job_logs(ingest)[-3000:]
     questions = tmp_path / "questions.jsonl"
     questions.write_text(
@@ -54,10 +64,10 @@ def test_a_batch_job_and_an_ingest_job_run_on_the_cluster(cluster, tmp_path):
         command = (
             f"{sys.executable} {REPO}/ray_jobs/batch_ask.py {questions} --lake {lake} --name jobs --commit-every 2"
         )
-        first = client.submit_job(entrypoint=command, runtime_env={"env_vars": env})
+        first = submit(client, command, env)
         assert wait_for(client, first) == "SUCCEEDED", client.get_job_logs(first)[-3000:]
         logs = client.get_job_logs(first)
-        again = client.submit_job(entrypoint=command, runtime_env={"env_vars": env})
+        again = submit(client, command, env)
         assert wait_for(client, again) == "SUCCEEDED", client.get_job_logs(again)[-3000:]
     assert "6/6 questions" in logs and calls["GeneratedPlan"] == 1  # one template, planned once
     table = Lake.open(lake).catalog.load_table(table_name("jobs"))
