@@ -29,6 +29,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def agent_ports() -> list[str]:
+    """Free ports for a node's dashboard agent: its default (52365) is taken by any other Ray on the
+    machine (the test session's own), and a head without its agent accepts no job."""
+    return [f"--dashboard-agent-listen-port={free_port()}", f"--dashboard-agent-grpc-port={free_port()}"]
+
+
 def processes() -> dict[int, int]:
     """pid -> parent pid, of every process now."""
     out = {}
@@ -69,8 +75,9 @@ def two_node_cluster(worker_cpus: int = 2) -> Iterator[Cluster]:
     common = ["--disable-usage-stats", f"--temp-dir={temp}"]
     try:
         head = [f"--port={port}", "--num-cpus=1", "--include-dashboard=true", "--dashboard-host=127.0.0.1"]
-        subprocess.run([RAY, "start", "--head", *head, f"--dashboard-port={dashboard}", *common], env=env, check=True)
-        worker = [f"--address=127.0.0.1:{port}", f"--num-cpus={worker_cpus}"]
+        head += [f"--dashboard-port={dashboard}", f"--ray-client-server-port={free_port()}"]
+        subprocess.run([RAY, "start", "--head", *head, *agent_ports(), *common], env=env, check=True)
+        worker = [f"--address=127.0.0.1:{port}", f"--num-cpus={worker_cpus}", *agent_ports()]
         subprocess.run([RAY, "start", *worker, *common], env=env, check=True)
         yield Cluster(dashboard=f"http://127.0.0.1:{dashboard}", token=token)
     finally:
