@@ -16,24 +16,18 @@ import pyarrow as pa
 from pydantic import BaseModel, Field
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
-from lakeplanner.batch.answers import CITATION
+from lakeplanner.batch.answers import CITATION, SCHEMA
 from lakeplanner.client import Client, ServiceError, ServiceUnreachableError
 from lakeplanner.errors import LakeplannerError
 
 RETRIED_STATUSES = frozenset({429, 502, 503, 504})  # busy, or restarting: worth asking again
 ANSWER = pa.struct(
     [
-        ("value", pa.string()),
-        ("items", pa.list_(pa.string())),
-        ("sentence", pa.string()),
-        ("citations", pa.list_(CITATION)),
-        ("confidence", pa.float64()),
-        ("abstained", pa.bool_()),
-        ("reason", pa.string()),
-        ("trace_id", pa.string()),
+        *(SCHEMA.field(name) for name in ("value", "items", "sentence", "citations", "confidence", "abstained")),
+        *(SCHEMA.field(name) for name in ("reason", "trace_id")),
         ("error", pa.string()),
     ]
-)
+)  # an answer as the batch answers table holds it, and the error when a question failed
 
 
 class Service(BaseModel):

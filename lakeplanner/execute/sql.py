@@ -257,13 +257,8 @@ def fix_key_literals(
     """`shipments.carrier = 'rail'`: a foreign key compared with a word that no key is and that one
     category column of the key's target table holds (carriers.mode); the filter becomes
     `shipments.carrier IN (SELECT carrier_code FROM carriers WHERE mode = 'rail')`. Edits in place."""
-    aliases = {t.alias_or_name: t.name for t in statement.find_all(exp.Table) if not t.find_ancestor(exp.Subquery)}
     edits = []
-    for condition in list(statement.find_all(exp.EQ)):
-        column, literal = compared_literal(condition)
-        if column is None or literal.this in keep:
-            continue
-        table = aliases.get(column.table or owner(column.name, aliases, columns_of))
+    for column, literal, table in compared_literals(statement, columns_of, keep):
         key = next((k for k in contract.foreign_keys if k.source == table and k.column == column.name), None)
         if key is None:
             continue
@@ -279,7 +274,7 @@ def fix_key_literals(
             continue
         target_column, value = held[0]
         chosen = exp.select(key.target_column).from_(key.target).where(exp.column(target_column).eq(value))
-        condition.replace(column.copy().isin(query=chosen))
+        column.parent.replace(column.copy().isin(query=chosen))  # the `column = literal` condition
         edits.append(f"{column.name} = '{literal.this}' -> the {key.target} whose {target_column} is '{value}'")
     return edits
 
@@ -312,13 +307,8 @@ def fix_misplaced_literals(
     the compared column holds the literal in another case, the literal is spelled as held; else, when
     exactly one other string column of the same table holds it, the filter compares that column.
     Edits in place; for a statement that ran and matched nothing."""
-    aliases = {t.alias_or_name: t.name for t in statement.find_all(exp.Table) if not t.find_ancestor(exp.Subquery)}
     edits = []
-    for condition in list(statement.find_all(exp.EQ)):
-        column, literal = compared_literal(condition)
-        if column is None or literal.this in keep:
-            continue
-        table = aliases.get(column.table or owner(column.name, aliases, columns_of) or "")
+    for column, literal, table in compared_literals(statement, columns_of, keep):
         if table not in columns_of:
             continue
         holders = holding_columns(engine, table, literal.this, columns_of[table])
@@ -334,6 +324,20 @@ def fix_misplaced_literals(
         literal.replace(exp.Literal.string(value))
         edits.append(f"{column.name} = '{literal.this}' -> {holder} = '{value}' (the column that holds it)")
     return edits
+
+
+def compared_literals(
+    statement: exp.Select, columns_of: dict[str, dict[str, FieldType]], keep: set[str]
+) -> list[tuple[exp.Column, exp.Literal, str | None]]:
+    """(column, string literal, the column's table) of each `column = 'x'` of the statement's own
+    tables, but literals bound from earlier results (`keep`)."""
+    aliases = {t.alias_or_name: t.name for t in statement.find_all(exp.Table) if not t.find_ancestor(exp.Subquery)}
+    found = []
+    for condition in list(statement.find_all(exp.EQ)):
+        column, literal = compared_literal(condition)
+        if column is not None and literal.this not in keep:
+            found.append((column, literal, aliases.get(column.table or owner(column.name, aliases, columns_of) or "")))
+    return found
 
 
 def compared_literal(condition: exp.EQ) -> tuple[exp.Column | None, exp.Literal | None]:
