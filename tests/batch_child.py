@@ -29,9 +29,18 @@ REPLIES = {
 }
 
 
+def scripted_reply(schema) -> str:
+    """The scripted model's reply to a request for `schema`'s output (an empty object for others)."""
+    return json.dumps(REPLIES.get((schema or {}).get("title"), {}))
+
+
+def scripted() -> LLM:
+    return LLM(FakeBackend(lambda messages, schema: scripted_reply(schema)))
+
+
 def reply(messages, schema):
     time.sleep(float(sys.argv[3]))
-    return json.dumps(REPLIES.get((schema or {}).get("title"), {}))
+    return scripted_reply(schema)
 
 
 def main() -> None:

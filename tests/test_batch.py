@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from batch_child import REPLIES
+from batch_child import scripted, scripted_reply
 from typer.testing import CliRunner
 
 from lakeplanner import Lake, sample_lake_path
@@ -23,10 +23,6 @@ from lakeplanner.llm import LLM
 from lakeplanner.llm.fake import FakeBackend
 
 CHILD = Path(__file__).parent / "batch_child.py"
-
-
-def scripted():
-    return LLM(FakeBackend(lambda messages, schema: json.dumps(REPLIES.get((schema or {}).get("title"), {}))))
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +40,8 @@ def write_questions(path: Path, n: int, wording: str = "How many customers ({i})
 
 def counting(calls: Counter):
     def reply(messages, schema):
-        title = (schema or {}).get("title")
-        calls[title] += 1
-        return json.dumps(REPLIES.get(title, {}))
+        calls[(schema or {}).get("title")] += 1
+        return scripted_reply(schema)
 
     return LLM(FakeBackend(reply))
 
@@ -185,11 +180,10 @@ def test_a_pool_member_killed_mid_question_is_started_again_and_the_question_ask
     killed = tmp_path / "killed"
 
     def reply(messages, schema):
-        title = (schema or {}).get("title")
-        if title == "Draft" and not killed.exists():
+        if (schema or {}).get("title") == "Draft" and not killed.exists():
             killed.touch()
             os.kill(os.getpid(), signal.SIGKILL)
-        return json.dumps(REPLIES.get(title, {}))
+        return scripted_reply(schema)
 
     source = write_questions(tmp_path / "q.jsonl", 4, "How many customers signed in week {i}?")
     report = run_batch(

@@ -2,17 +2,14 @@
 service (real engines, scripted model) with citations and per-row errors, the same through the SQL
 function, and the lake's tables read into Spark."""
 
-import json
 import os
 import sys
 
 import pytest
-from batch_child import REPLIES
+from batch_child import scripted
 from loopback import on_loopback
 
 from lakeplanner.execute.settings import ExecSettings
-from lakeplanner.llm import LLM
-from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.service.app import create_app
 from lakeplanner.service.settings import ServeSettings
 
@@ -41,8 +38,7 @@ def spark():
 @pytest.fixture
 def service(sample_lake):
     lake, _ = sample_lake
-    llm = LLM(FakeBackend(lambda messages, schema: json.dumps(REPLIES.get((schema or {}).get("title"), {}))))
-    app = create_app(lake, ServeSettings(), llm=llm, exec_settings=ExecSettings(mode="serial"), warm=False)
+    app = create_app(lake, ServeSettings(), llm=scripted(), exec_settings=ExecSettings(mode="serial"), warm=False)
     with on_loopback(app) as url:
         yield Service(url=url, concurrency=2)
 

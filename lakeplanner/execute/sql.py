@@ -18,6 +18,7 @@ from sqlglot.errors import OptimizeError, ParseError, TokenError
 from sqlglot.optimizer.qualify import qualify
 
 from lakeplanner.contract.models import Contract, FieldType
+from lakeplanner.contract.profile import is_provenance
 from lakeplanner.errors import EngineError, LakeplannerError
 from lakeplanner.execute.arithmetic import compares, is_year_column
 from lakeplanner.execute.results import SqlRun
@@ -124,7 +125,7 @@ def category_values(lake, contract: Contract, tables: Sequence[str], question: s
             if f.column
             and f.type == "string"
             and 1 < f.cardinality <= MAX_CATEGORY_VALUES
-            and not f.column.startswith("_lp_")
+            and not is_provenance(f.column)
             and not {"id_like", "free_text", MASKED} & set(f.tags)
         ]
         if not columns:
@@ -282,7 +283,7 @@ def fix_key_literals(
 def holding_columns(engine, table: str, literal: str, columns: dict[str, FieldType]) -> dict[str, str]:
     """The string columns of `table` that hold `literal`, case aside, each with the value as held (one
     scan, through `engine`, so a policy's row filters and masks apply to the probe as to the statement)."""
-    names = [c for c, kind in columns.items() if kind == FieldType.string and not c.startswith("_lp")]
+    names = [c for c, kind in columns.items() if kind == FieldType.string and not is_provenance(c)]
     if not names:
         return {}
     wanted = exp.func("lower", exp.Literal.string(literal))
@@ -416,7 +417,7 @@ def year_values_statement(
     year = next((c for c in columns if is_year_column(c)), None)
     numeric = {c.name for c in statement.find_all(exp.Column) if columns.get(c.name) in NUMERIC and c.name != year}
     if not numeric:
-        numeric = {c for c, t in columns.items() if t in NUMERIC and c != year and not c.startswith("_lp_")}
+        numeric = {c for c, t in columns.items() if t in NUMERIC and c != year and not is_provenance(c)}
     if year is None or len(numeric) != 1:
         return None
     filters = {column: held for column, held in item_filters(statement).items() if column in columns}
@@ -493,7 +494,7 @@ def event_date(statement: exp.Select, columns: dict[str, FieldType], question: s
 
 def measured_column(statement: exp.Select, columns: dict[str, FieldType], question: str) -> str | None:
     """The numeric column the statement aggregates or reads, else the one the question names."""
-    numeric = {c for c, t in columns.items() if t in NUMERIC and not c.startswith("_lp_") and not is_year_column(c)}
+    numeric = {c for c, t in columns.items() if t in NUMERIC and not is_provenance(c) and not is_year_column(c)}
     aggregated = {c.name for agg in statement.find_all(exp.AggFunc) for c in agg.find_all(exp.Column)} & numeric
     read = {c.name for c in statement.find_all(exp.Column)} & numeric
     asked = content_stems(question)

@@ -137,8 +137,7 @@ def canonical(template: str) -> str:
 def template_of(question: str, known: KnownValues) -> str:
     """The key a question's plan is cached under, before schema and context: questions that share it
     are answered by one plan with their own slot values."""
-    template, slots = extract_slots(question, known)
-    return f"{canonical(template)} | {' '.join(s.kind for s in slots)}"
+    return canonical(extract_slots(question, known)[0])  # its placeholders name the slots' kinds, in order
 
 
 def intent(
