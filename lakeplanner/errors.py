@@ -76,3 +76,33 @@ class AccessDeniedError(LakeplannerError):
 
 class LakeLockedError(EngineError):
     """Another process holds the lake's embedded Milvus Lite file (one process at a time)."""
+
+
+class SqlError(LakeplannerError):
+    """A statement that may not run: it does not parse, is not one SELECT, or names unknown things."""
+
+
+class UnsafeSqlError(SqlError):
+    """A statement that would do more than read the lake's tables: it is refused, never run."""
+
+
+class IngestRunningError(LakeLockedError):
+    """Another ingest holds the lake's ingest lock (one ingest at a time writes a lake)."""
+
+
+class DiskFullError(EngineError):
+    """The disk holding the lake is full, or a write ran past the process's file-size limit."""
+
+
+_FULL_DISK_TEXTS = ("No space left on device", "File too large", "Disk quota exceeded", "database or disk is full")
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Whether `error`, or any error it was raised from, says the disk (or the file-size limit) is full.
+    Engines wrap the OSError into their own types and keep only its text, so the text counts too."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if any(text in str(seen) for text in _FULL_DISK_TEXTS):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

@@ -50,7 +50,7 @@ def test_unbound_reference_is_named():
     "sql, message",
     [
         ("DELETE FROM customers", "only SELECT"),
-        ("SELECT 1; SELECT 2", "one statement"),
+        ("SELECT 1; SELECT 2", "2 statements"),
         ("SELEC name FROM customers", "does not parse"),
         ("SELECT name FROM customers WHERE segment = 'Enterprise (in millions", "does not parse"),  # cut off
     ],

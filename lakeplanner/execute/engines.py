@@ -21,6 +21,7 @@ from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.qualify import qualify
 
 from lakeplanner.errors import EngineError, LakeplannerError, MissingDependencyError
+from lakeplanner.execute.readonly import locked_duckdb, read_only_select
 from lakeplanner.execute.sql import SqlRuntimeError
 from lakeplanner.plan.filters import FLIPPED
 from lakeplanner.timebox import check_time, interrupt_when_spent, seconds_left
@@ -186,9 +187,10 @@ class DuckDBEngine:
 
     def run(self, statement: exp.Select, snapshots: dict[str, int | None] | None = None) -> Scan:
         snapshots = dict(snapshots or {})
+        read_only_select(statement, self.lake.table_names())
         tables = {t.name: self.lake.table(t.name) for t in statement.find_all(exp.Table)}
         statement = qualified(statement, tables)
-        con = duckdb.connect()
+        con = locked_duckdb()
         scanned = total = 0
         pushed = {}
         try:
@@ -271,6 +273,7 @@ class TrinoEngine:
 
     def run(self, statement: exp.Select, snapshots: dict[str, int | None] | None = None) -> Scan:
         snapshots = dict(snapshots or {})
+        read_only_select(statement, self.lake.table_names())
         for table in statement.find_all(exp.Table):
             if not snapshots.get(table.name):
                 current = self.lake.table(table.name).current_snapshot()

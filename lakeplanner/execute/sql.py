@@ -11,19 +11,20 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import sqlglot
 from pydantic import BaseModel, Field
 from sqlglot import exp
-from sqlglot.errors import OptimizeError, ParseError, TokenError
+from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.qualify import qualify
 
 from lakeplanner.contract.models import Contract, FieldType
 from lakeplanner.contract.profile import is_provenance
-from lakeplanner.errors import EngineError, LakeplannerError
+from lakeplanner.errors import EngineError, SqlError
 from lakeplanner.execute.arithmetic import compares, is_year_column
+from lakeplanner.execute.readonly import parse_select, read_only_select
 from lakeplanner.execute.results import SqlRun
 from lakeplanner.llm.base import Message, system, user
 from lakeplanner.plan.model import REFERENCE, PlanNode
+from lakeplanner.policy.injection import addresses_the_model
 from lakeplanner.policy.scope import MASKED
 from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.read import years_in
@@ -54,10 +55,6 @@ is done later. Reply with JSON \
 MAX_CATEGORY_VALUES, SHOWN_CATEGORY_VALUES, MAX_CATEGORY_TABLE_ROWS = 60, 30, 100_000
 MAX_COMPARED = 5
 NUMERIC = (FieldType.integer, FieldType.number)
-
-
-class SqlError(LakeplannerError):
-    """A statement that may not run: it does not parse, is not one SELECT, or names unknown things."""
 
 
 class SqlRuntimeError(EngineError):
@@ -132,7 +129,8 @@ def category_values(lake, contract: Contract, tables: Sequence[str], question: s
             continue
         arrow = lake.table(source.table).scan(selected_fields=tuple(columns)).to_arrow()
         for column in columns:
-            values = sorted({str(v) for v in arrow.column(column).drop_null().to_pylist()})
+            distinct = {str(v) for v in arrow.column(column).drop_null().to_pylist()}
+            values = sorted(v for v in distinct if not addresses_the_model(v))
             values.sort(key=lambda v: -len(wanted & words(v)))
             shown[f"{name}.{column}"] = values
     return shown
@@ -548,18 +546,6 @@ def _literal(value: Any) -> exp.Expression:
     return exp.Literal.string(str(value))
 
 
-def parse_select(sql: str, dialect: str = "duckdb") -> exp.Select:
-    try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    except (ParseError, TokenError) as e:
-        raise SqlError(f"the SQL does not parse: {str(e).splitlines()[0]}", hint="rewrite the statement") from e
-    if len(statements) != 1:
-        raise SqlError(f"expected one statement, got {len(statements)}", hint="write a single SELECT")
-    if not isinstance(statements[0], exp.Select):
-        raise SqlError(f"only SELECT may run, got {statements[0].key.upper()}", hint="write a single SELECT")
-    return statements[0]
-
-
 def bind(
     sql: str, values: dict[str, dict[str, list[Any]]], matched: dict[str, tuple[str, str]] | None = None
 ) -> exp.Select:
@@ -686,12 +672,7 @@ def checked(
 ) -> exp.Select:
     """One SELECT over allowed, known tables and columns, with a LIMIT of at most `limit`."""
     allowed = set(allowed)
-    for table in statement.find_all(exp.Table):
-        if table.name not in allowed:
-            raise SqlError(
-                f"the statement reads {table.name!r}, which this node may not read",
-                hint=f"use only {sorted(allowed)}",
-            )
+    read_only_select(statement, allowed)
     schema = {
         t: {c: SQL_TYPES.get(k, "VARCHAR") for c, k in cols.items()} for t, cols in tables.items() if t in allowed
     }
@@ -699,10 +680,17 @@ def checked(
         statement = qualify(named_aggregates(statement), schema=schema, dialect="duckdb", validate_qualify_columns=True)
     except OptimizeError as e:
         raise SqlError(f"unknown name in the statement: {e}", hint="use only the listed columns") from e
-    current = statement.args.get("limit")
-    if current is None or not isinstance(current.expression, exp.Literal) or int(current.expression.this) > limit:
+    if not rows_within(statement.args.get("limit"), limit):
         statement = statement.limit(limit)
     return statement
+
+
+def rows_within(current: exp.Limit | None, cap: int) -> bool:
+    """A LIMIT of a whole number of rows no larger than `cap` (not a fraction, a percentage or an expression)."""
+    if current is None or not isinstance(current.expression, exp.Literal) or not current.expression.is_int:
+        return False
+    options = current.args.get("limit_options")
+    return not (options and options.args.get("percent")) and int(current.expression.this) <= cap
 
 
 def named_aggregates(statement: exp.Select) -> exp.Select:

@@ -31,8 +31,9 @@ from lakeplanner.execute.arithmetic import (
 )
 from lakeplanner.execute.compare import compared
 from lakeplanner.execute.definitions import defined_span
+from lakeplanner.execute.readonly import parse_select
 from lakeplanner.execute.results import Answer, Citation, NodeResult
-from lakeplanner.execute.sql import is_aggregate, parse_select
+from lakeplanner.execute.sql import is_aggregate
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, assistant, clipped, system, user

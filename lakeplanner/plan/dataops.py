@@ -99,6 +99,7 @@ CAUSES = {
     Code.sql_parse_error: Cause.sql_logic,
     Code.unsupported_filter: Cause.sql_logic,
     Code.sql_not_select: Cause.sql_logic,
+    Code.sql_unsafe: Cause.sql_logic,
     Code.join_type_mismatch: Cause.sql_logic,
     Code.aggregate_type_mismatch: Cause.sql_logic,
 }

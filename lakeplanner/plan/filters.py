@@ -10,7 +10,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from lakeplanner.errors import LakeplannerError
+from lakeplanner.errors import LakeplannerError, UnsafeSqlError
+from lakeplanner.execute.readonly import MAX_DEPTH, check_depth
 from lakeplanner.ingest.vectors import ChunkRecord, _string_literal
 from lakeplanner.plan.model import REFERENCE
 
@@ -47,8 +48,11 @@ def parse_filter(text: str) -> tuple[exp.Expression, dict[str, str]]:
 
     try:
         condition = sqlglot.parse_one(REFERENCE.sub(placeholder, text), read="duckdb")
+        check_depth(condition)  # the translation recurses once per level
     except (ParseError, TokenError) as e:
         raise FilterError(f"the filter {text!r} does not parse: {str(e).splitlines()[0]}", hint=HINT) from e
+    except (RecursionError, UnsafeSqlError) as e:
+        raise FilterError(f"the filter is nested more than {MAX_DEPTH} deep", hint=HINT) from e
     return condition, references
 
 

@@ -19,6 +19,8 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from lakeplanner.contract.models import Contract, FieldType, SourceKind
+from lakeplanner.errors import UnsafeSqlError
+from lakeplanner.execute.readonly import MAX_SQL_CHARS, read_only_select
 from lakeplanner.ingest.tables import KEY_COLUMN
 from lakeplanner.plan.filters import COLLECTION_FIELDS, FilterError, fields_of, milvus_expression, parse_filter
 from lakeplanner.plan.model import LABEL, REFERENCE, Plan, PlanNode, Tool
@@ -65,6 +67,7 @@ class Code(StrEnum):
     unsupported_filter = "M015"
     table_column_in_search = "M016"
     column_of_joined_table = "M017"
+    sql_unsafe = "M018"
     denied_source = "P001"
 
 
@@ -318,32 +321,38 @@ def output_columns(node: PlanNode, schema: LakeSchema) -> set[str]:
 
 
 def check_acyclic(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
-    """Depth-first search over derived dependencies; the first cycle found is named."""
-    graph = plan.dependencies()
-    state: dict[str, int] = {}
-    stack: list[str] = []
+    """The first cycle a depth-first search over derived dependencies meets, named."""
+    cycle = first_cycle(plan.dependencies())
+    if cycle:
+        yield Finding(
+            code=Code.cycle,
+            node=cycle[0],
+            subject=" -> ".join(cycle),
+            message=f"dependency cycle {' -> '.join(cycle)}",
+        )
 
-    def visit(label: str) -> list[str] | None:
-        state[label] = 1
-        stack.append(label)
-        for target in graph.get(label, []):
-            if state.get(target) == 1:
-                return [*stack[stack.index(target) :], target]
-            if target in graph and state.get(target) is None and (found := visit(target)):
-                return found
-        state[label] = 2
-        stack.pop()
-        return None
 
-    for label in graph:
-        if state.get(label) is None and (cycle := visit(label)):
-            yield Finding(
-                code=Code.cycle,
-                node=cycle[0],
-                subject=" -> ".join(cycle),
-                message=f"dependency cycle {' -> '.join(cycle)}",
-            )
-            return
+def first_cycle(graph: dict[str, list[str]]) -> list[str] | None:
+    """Labels from a cycle's first node round to it again. The search keeps its own stack: a plan
+    thousands of steps deep (an LLM's runaway output) must not exhaust Python's."""
+    done: set[str] = set()
+    for root in graph:
+        if root in done:
+            continue
+        path, on_path, pending = [root], {root}, [iter(graph[root])]
+        while pending:
+            target = next(pending[-1], None)
+            if target is None:
+                on_path.discard(path[-1])
+                done.add(path.pop())
+                pending.pop()
+            elif target in on_path:
+                return [*path[path.index(target) :], target]
+            elif target in graph and target not in done:
+                path.append(target)
+                on_path.add(target)
+                pending.append(iter(graph[target]))
+    return None
 
 
 # ---------------------------------------------------------------- semantic rules
@@ -409,7 +418,12 @@ def with_placeholders(sql: str) -> str:
 
 
 def parse_sql(sql: str) -> exp.Expression:
-    statements = sqlglot.parse(with_placeholders(sql), read="duckdb")
+    if len(sql) > MAX_SQL_CHARS:
+        raise ValueError(f"the statement is {len(sql):,} characters long (at most {MAX_SQL_CHARS:,})")
+    try:
+        statements = sqlglot.parse(with_placeholders(sql), read="duckdb")
+    except RecursionError as e:
+        raise ValueError("the statement is nested too deeply to parse") from e
     if len(statements) != 1 or statements[0] is None:
         raise ValueError(f"expected one statement, got {len(statements)}")
     return statements[0]
@@ -441,6 +455,12 @@ def check_sql(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
                 subject=statement.key,
                 message=f"only SELECT is allowed, got {statement.key.upper()}",
             )
+            continue
+        try:
+            for select in statement.find_all(exp.Select):
+                read_only_select(select)
+        except UnsafeSqlError as e:
+            yield Finding(code=Code.sql_unsafe, node=node.label, message=e.message)
             continue
         yield from check_sql_names(node, statement, schema)
 
