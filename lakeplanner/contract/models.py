@@ -37,6 +37,9 @@ def field_id(source: str, path: str) -> str:
     return "f_" + hashlib.sha256(f"{source}\x1f{path}".encode()).hexdigest()[:12]
 
 
+ADDRESSES_MODEL = "addresses_model"  # the tag of a field whose name reads as an instruction to the model
+
+
 class FieldEntry(_Model):
     """One observable field of a source: the closed world the LLM may reference (App. A.5)."""
 
@@ -193,7 +196,8 @@ class Contract(_Model):
         return next((s for s in self.sources if s.name == name), None)
 
     def fields_of(self, source: str) -> list[FieldEntry]:
-        return [f for f in self.fields if f.source == source]
+        """The fields of `source` that prompts and plans may name (not those whose name addresses the model)."""
+        return [f for f in self.fields if f.source == source and ADDRESSES_MODEL not in f.tags]
 
     def identifier_of(self, source: str) -> IdentityKey | None:
         return next((k for k in self.identity_keys if k.source == source and k.identifier), None)

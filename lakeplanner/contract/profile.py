@@ -8,7 +8,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeplanner.config import StructureConfig
-from lakeplanner.contract.models import FieldEntry, FieldType, field_id
+from lakeplanner.contract.models import ADDRESSES_MODEL, FieldEntry, FieldType, field_id
+from lakeplanner.policy.injection import addresses_the_model, name_addresses_the_model
 
 _ID_LIKE = re.compile(r"(^|_)(id|uid|key|uuid|guid|code|ticker|symbol|sku|ref|number|no)$|^id_|_id_", re.I)
 EXAMPLES = 3
@@ -56,6 +57,8 @@ def examples_of(column: pa.ChunkedArray) -> list[str]:
     values = []
     for value in pc.unique(head).to_pylist():
         text = str(value)
+        if addresses_the_model(text):
+            continue
         values.append(text if len(text) <= EXAMPLE_CHARS else text[: EXAMPLE_CHARS - 1] + "…")
         if len(values) == EXAMPLES:
             break
@@ -72,6 +75,8 @@ def tags_of(name: str, path: str, column: pa.ChunkedArray, json_paths: list[str]
         tags.append("free_text")
     if "." in path.rsplit("[*].", 1)[-1]:
         tags.append("nested_object")
+    if name_addresses_the_model(name):
+        tags.append(ADDRESSES_MODEL)
     return tags
 
 
@@ -122,9 +127,10 @@ def profile_documents(source: str, titles: list[str], ids: list[str]) -> list[Fi
             tags=tags,
         )
 
+    shown = [t[:EXAMPLE_CHARS] for t in titles if not addresses_the_model(t)]
     return [
         entry("document_id", FieldType.string, len(set(ids)), ids, ["id_like"]),
-        entry("title", FieldType.string, len(set(titles)), [t[:EXAMPLE_CHARS] for t in titles], []),
+        entry("title", FieldType.string, len(set(titles)), shown, []),
         entry("heading", FieldType.string, 0, [], []),
         entry("text", FieldType.string, len(ids), [], ["free_text"]),
     ]

@@ -17,6 +17,7 @@ from lakeplanner.execute.hseq import Budget, package
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.execute.services import Governed
 from lakeplanner.execute.settings import ExecSettings
+from lakeplanner.execute.synthesize import grounding
 from lakeplanner.execute.variables import Binding
 from lakeplanner.execute.vector import (
     Bound,
@@ -36,6 +37,7 @@ from lakeplanner.plan.dataops import Fixer, recommend
 from lakeplanner.plan.model import Plan, PlanNode, Tool
 from lakeplanner.plan.validate import LakeSchema, check_sql, validate
 from lakeplanner.policy import OPEN, Access
+from lakeplanner.policy.injection import name_addresses_the_model, withheld_value
 from lakeplanner.question import QuestionFrame, packs_for, read_question
 
 KEYS_CITED = 50
@@ -66,11 +68,23 @@ def rows_and_keys(table: pa.Table, cap: int) -> tuple[list[dict], dict[str, list
                 alias = name[len(sqlnode.KEY_PREFIX) :]
                 values = value if isinstance(value, list) else [value]
                 keys.setdefault(alias, []).extend(str(v) for v in values if v is not None)
-            else:
-                clean[name] = round(value, FLOAT_DIGITS) if isinstance(value, float) else value
+            elif not name_addresses_the_model(name):
+                clean[name] = round(value, FLOAT_DIGITS) if isinstance(value, float) else withheld_value(value)
         rows.append(clean)
     keys = {alias: list(dict.fromkeys(v))[:KEYS_CITED] for alias, v in keys.items()}
     return rows[:cap], keys, table.num_rows
+
+
+# how pyiceberg's reads through pyarrow fail when a table's data file is missing or damaged
+TABLE_DATA_ERRORS = (FileNotFoundError, pa.ArrowException)
+
+
+def unreadable_table_data(error: Exception) -> EngineError:
+    return EngineError(
+        f"a data file of the lake's tables cannot be read: {str(error).splitlines()[0]}",
+        hint="a Parquet file under the lake's warehouse/ is missing or damaged: restore it from a backup, "
+        "or re-ingest the sources into a new lake",
+    )
 
 
 def run_node(
@@ -101,6 +115,9 @@ def run_node(
     except LakeplannerError as e:
         result.error = e.message
         result.advice = [e.hint] if e.hint else []
+    except TABLE_DATA_ERRORS as e:
+        unreadable = unreadable_table_data(e)
+        result.error, result.advice = unreadable.message, [unreadable.hint]
     result.steps = recorder.steps
     result.seconds = time.perf_counter() - started
     return result
@@ -259,6 +276,12 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     return result
 
 
+def stated(answer: str, result: NodeResult) -> bool:
+    """Whether the node's passages state the answer the selector wrote: an answer they do not state
+    (made up, or planted by text withheld from them) is no value of the lake for later steps."""
+    return grounding(answer, [result.model_copy(update={"rows": []})]) > 0.0
+
+
 def matches_nothing(table) -> bool:
     """No rows, or only NULL answers (an aggregate over no rows): the filters likely miss."""
     data = [c for c in table.column_names if not c.startswith(sqlnode.KEY_PREFIX)]
@@ -290,7 +313,7 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
     told = with_answers_spelled(node, bounds)
     state = run_iteration(told, hits, reader, services.llm, recorder, budget, services.rerank, asked)
     result.evidence = package(state.selected)
-    result.answer = state.answer or None
+    result.answer = state.answer if state.answer and stated(state.answer, result) else None
     if reader.snapshot_id:
         result.snapshots = {SEGMENTS_TABLE: reader.snapshot_id}
     linked = {h.chunk.document_id: h.chunk for h in hits}

@@ -22,18 +22,28 @@ from lakeplanner.llm.base import LLM, Backend, Message, RawCompletion
 from lakeplanner.llm.embeddings import default_embedder, default_reranker
 from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.policy import Access, GuardedEngine, readable, scoped_contract
+from lakeplanner.policy.injection import withheld
 from lakeplanner.policy.model import parse_predicate
 
 
 def search_and_rerank(lake, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
     """Hybrid search (dense + BM25, RRF), then the cross-encoder reorders the hits."""
     vector = default_embedder().embed_query(text)
-    hits = lake.vectors.hybrid_search(collection, text, vector, limit=limit, filter=filter)
+    hits = [as_data(h) for h in lake.vectors.hybrid_search(collection, text, vector, limit=limit, filter=filter)]
     if len(hits) < 2:
         return hits
     scores = default_reranker().score(text, [h.chunk.text[:2000] for h in hits])
     order = sorted(range(len(hits)), key=lambda i: -float(scores[i]))
     return [hits[i].model_copy(update={"score": float(scores[i])}) for i in order]
+
+
+def as_data(hit: SearchHit) -> SearchHit:
+    """The hit with any sentence addressed to the model withheld from its text and title."""
+    chunk = hit.chunk
+    text, title = withheld(chunk.text), withheld(chunk.title)
+    if (text, title) == (chunk.text, chunk.title):
+        return hit
+    return hit.model_copy(update={"chunk": chunk.model_copy(update={"text": text, "title": title})})
 
 
 def relevance(query: str, texts: Sequence[str]) -> list[float]:

@@ -20,6 +20,7 @@ from lakeplanner.llm.base import LLM
 from lakeplanner.plan.filters import milvus_expression
 from lakeplanner.plan.model import REFERENCE, PlanNode
 from lakeplanner.plan.validate import VECTOR_ANSWER
+from lakeplanner.policy.injection import withheld
 
 MAX_FILTER_VALUES = 500
 STREAM_CAP = 40
@@ -186,7 +187,7 @@ class SegmentReader:
             source=r["source"],
             container=r["container"],
             position=r["position"],
-            content=r["content"] or "",
+            content=withheld(r["content"] or ""),
             start=r["start"],
             end=r["end"],
             row_key=r["row_key"],

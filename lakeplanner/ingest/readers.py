@@ -25,8 +25,10 @@ from lakeplanner.contract.models import ExclusionManifest
 from lakeplanner.errors import BadSourceError
 from lakeplanner.ingest.report_tables import read_report_csv
 from lakeplanner.ingest.typed import typed_text_columns
+from lakeplanner.policy.injection import name_addresses_the_model
 
 PROVENANCE_FILE, PROVENANCE_RECORD, PROVENANCE_PARENT = "_lp_file", "_lp_record", "_lp_parent"
+RESERVED_PREFIX = "_lp_"  # the lake's provenance columns; a source column must not pass for one
 _UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
 CSV_BLOCK_BYTES = 8 << 20
 
@@ -124,8 +126,15 @@ def legacy_encoding(data: bytes) -> charset_normalizer.CharsetMatch | None:
 # ---------------------------------------------------------------- CSV and Parquet
 
 
+def malformed_csv(rel: str, error: csv.Error) -> BadSourceError:
+    return BadSourceError(rel, f"malformed CSV: {error}", hint="look for an unclosed quote or a cell of over 128 KB")
+
+
 def check_csv_header(text: str, rel: str, delimiter: str) -> list[str]:
-    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0]), delimiter=delimiter), [])
+    try:
+        header = next(csv.reader(io.StringIO(text.split("\n", 1)[0]), delimiter=delimiter), [])
+    except csv.Error as e:
+        raise malformed_csv(rel, e) from e
     names = [h.strip() for h in header]
     if not names or all(not n for n in names):
         raise BadSourceError(rel, "no header row", hint="the first line must name the columns")
@@ -172,6 +181,13 @@ def read_csv(data: bytes, rel: str, delimiter: str, limits: LimitsConfig) -> pa.
     return table
 
 
+def read_report(data: bytes, rel: str) -> pa.Table:
+    try:
+        return read_report_csv(decode_text(data, rel), rel)
+    except csv.Error as e:
+        raise malformed_csv(rel, e) from e
+
+
 def read_parquet(data: bytes, rel: str) -> pa.Table:
     try:
         return pq.read_table(io.BytesIO(data))
@@ -198,6 +214,27 @@ def check_cell_sizes(table: pa.Table, rel: str, limits: LimitsConfig) -> None:
                 f"(limit {limits.max_cell_bytes / 1e6:.1f} MB)",
                 hint="store large text as a document, or raise limits.max_cell_bytes",
             )
+
+
+def check_not_reserved(column: str, rel: str) -> None:
+    if column.startswith(RESERVED_PREFIX):
+        raise BadSourceError(
+            rel,
+            f"column '{column}' starts with {RESERVED_PREFIX}, which the lake keeps for provenance",
+            hint="rename the column",
+        )
+
+
+def check_unique_columns(columns: list[str], rel: str) -> None:
+    """Source names become lake column names (sanitized): two of them must not become one."""
+    seen: dict[str, str] = {}
+    for original in columns:
+        name = column_name(original)
+        if name in seen:
+            raise BadSourceError(
+                rel, f"columns '{seen[name]}' and '{original}' both become column '{name}'", hint="rename one of them"
+            )
+        seen[name] = original
 
 
 def drop_excluded_columns(table: pa.Table, manifest: ExclusionManifest) -> pa.Table:
@@ -302,6 +339,7 @@ class _Flattener:
     ) -> None:
         for key, value in obj.items():
             local = f"{prefix}.{key}" if prefix else key
+            check_not_reserved(local, self.rel)
             full = f"{table_path}[*].{local}" if table_path else local
             if is_excluded_path(full, self.manifest):
                 continue
@@ -380,6 +418,7 @@ def read_json_tables(data: bytes, rel: str, fmt: str, source: str, manifest: Exc
             outer = table_path.rsplit("[*]", 1)[0] if "[*]" in table_path else ""
             parent = source if not outer else f"{source}__{sanitize_name(outer)}"
         arrow = rows_to_arrow(rows, rel)
+        check_unique_columns(arrow.column_names, rel)
         paths = {}
         renamed = []
         for local in arrow.column_names:
@@ -415,17 +454,21 @@ def read_table_file(
     root: Path, rel: str, fmt: str, source: str, manifest: ExclusionManifest, limits: LimitsConfig
 ) -> list[TableData]:
     """All tables one file yields: the file's own, plus one per nested array of objects."""
+    check_name(rel, source)
     data = read_bytes(root / rel, rel, limits)
     if fmt in ("json", "jsonl"):
         tables = read_json_tables(data, rel, fmt, source, manifest)
     else:
         if fmt == "report":
-            arrow = read_report_csv(decode_text(data, rel), rel)
+            arrow = read_report(data, rel)
         elif fmt == "parquet":
             arrow = read_parquet(data, rel)
         else:
             arrow = read_csv(data, rel, "\t" if fmt == "tsv" else ",", limits)
         arrow = drop_excluded_columns(arrow, manifest)
+        for column in arrow.column_names:
+            check_not_reserved(column, rel)
+        check_unique_columns(arrow.column_names, rel)
         renamed = [column_name(c) for c in arrow.column_names]
         tables = [
             TableData(
@@ -506,7 +549,16 @@ def first_heading(text: str) -> str:
     return ""
 
 
+def check_name(rel: str, name: str) -> None:
+    """A file whose name would reach prompts as a table name or a document id must not address the model."""
+    if name_addresses_the_model(name):
+        raise BadSourceError(
+            rel, "its name reads as an instruction to a model, and names reach the model's prompts", hint="rename it"
+        )
+
+
 def read_document(root: Path, rel: str, limits: LimitsConfig) -> Document:
+    check_name(rel, Path(rel).stem)
     data = read_bytes(root / rel, rel, limits)
     text = decode_text(data, rel)
     fmt = Path(rel).suffix.lower().lstrip(".")
