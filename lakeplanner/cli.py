@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 import yaml
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -64,9 +65,9 @@ def opened(path: Path) -> Iterator[Lake]:
 
 
 def fail(error: LakeplannerError) -> None:
-    err.print(f"[bold red]error:[/] {error.message}")
+    err.print(f"[bold red]error:[/] {escape(error.message)}")
     if error.hint:
-        err.print(f"[yellow]hint:[/] {error.hint}")
+        err.print(f"[yellow]hint:[/] {escape(error.hint)}")
     raise typer.Exit(2)
 
 
@@ -317,29 +318,29 @@ def ask_server(question: str, url: str, api_key: str | None, role: str | None, n
 
 def partial_text(result) -> str:
     if result.error:
-        return f"[red]{result.error}[/]"
+        return f"[red]{escape(result.error)}[/]"
     if result.answer:
-        return result.answer
+        return escape(result.answer)
     if result.rows:
-        return "; ".join(", ".join(f"{k}={v}" for k, v in row.items()) for row in result.rows[:3])
+        return escape("; ".join(", ".join(f"{k}={v}" for k, v in row.items()) for row in result.rows[:3]))
     return f"{len(result.evidence)} evidence passages"
 
 
 def print_answer(answer) -> None:
     if answer.abstained:
-        console.print(f"[bold yellow]abstained:[/] {answer.reason}")
+        console.print(f"[bold yellow]abstained:[/] {escape(answer.reason or '')}")
     else:
-        console.print(f"[bold green]{answer.value}[/]")
-        console.print(answer.text)
+        console.print(f"[bold green]{escape(answer.value or '')}[/]")
+        console.print(escape(answer.text))  # lake text may hold [markup] of its own
         for i, c in enumerate(answer.citations, 1):
             if c.kind == "row":
-                console.print(f"  [{i}] row {c.source} key={c.row_key} (snapshot {c.snapshot_id})")
+                console.print(escape(f"  [{i}] row {c.source} key={c.row_key} (snapshot {c.snapshot_id})"))
             else:
                 snippet = " ".join(c.snippet.split())[:100]
-                console.print(f'  [{i}] {c.source}/{c.document_id} chars {c.start}-{c.end}: "{snippet}"')
+                console.print(escape(f'  [{i}] {c.source}/{c.document_id} chars {c.start}-{c.end}: "{snippet}"'))
         console.print(f"confidence {answer.confidence:.2f}")
     for advice in dict.fromkeys(answer.advice):
-        console.print(f"[yellow]note:[/] {advice}")
+        console.print(f"[yellow]note:[/] {escape(advice)}")
     timings = ", ".join(f"{k} {v:.1f}s" for k, v in answer.timings.items())
     console.print(f"[dim]trace {answer.trace_id}; {timings}[/]")
 
@@ -484,10 +485,8 @@ def schema_show(lake: LakeOption = Path("lake"), as_json: JsonOption = False) ->
 @schema_app.command("validate")
 def schema_validate(lake: LakeOption = Path("lake")) -> None:
     """Check that schema.yaml parses and that every table, column and collection it names exists."""
-    try:
-        problems = Lake.open(lake).validate()
-    except LakeplannerError as e:
-        fail(e)
+    with opened(lake) as target:
+        problems = target.validate()
     for problem in problems:
         console.print(f"[red]✗[/] {problem}")
     if problems:

@@ -11,6 +11,7 @@ from typing import Protocol
 from lakeplanner.errors import LakeplannerError, LLMOutputError
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.labels import labelled
+from lakeplanner.execute.nodes import TABLE_DATA_ERRORS, unreadable_table_data
 from lakeplanner.execute.results import Answer, NodeResult
 from lakeplanner.execute.services import relevance
 from lakeplanner.execute.synthesize import NOTHING_MENTIONS, abstain, synthesize
@@ -266,6 +267,8 @@ def ask(
             role=access.role,
         )
         save_run(lake.path, record)
+    except TABLE_DATA_ERRORS as e:  # planning and synthesis read table values too
+        raise unreadable_table_data(e) from e
     finally:
         lineage.shutdown()
     return answer

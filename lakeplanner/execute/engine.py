@@ -27,6 +27,7 @@ from lakeplanner.timebox import time_box
 
 TIMEOUT_HINT = "raise LAKEPLANNER_EXEC_NODE_TIMEOUT_S (or [execute] node_timeout_s), or ask a narrower question"
 RAY_START_ATTEMPTS = 2
+NODE_RERUNS = 1
 
 
 def start_ray(**options) -> None:
@@ -162,7 +163,9 @@ class Executor:
     def _ray(self, plan: Plan, access: Access) -> Iterator[NodeResult]:
         ray = self._ray_module()
         services = self._actor_services(ray)
-        task = ray.remote(num_returns=2, max_retries=0)(execute_node)
+        # a node whose worker dies (killed, out of memory) runs once more: nodes only read, so a rerun is
+        # safe; Ray never retries a task cancelled at its timeout, nor one that raised
+        task = ray.remote(num_returns=2, max_retries=NODE_RERUNS)(execute_node)
         needed = referenced_columns(plan)
         results, bindings = {}, {}
         for node in topological(plan):

@@ -32,11 +32,27 @@ def open_catalog(lake_dir: Path, uri: str | None = None) -> Catalog:
         for namespace in (TABLE_NAMESPACE, INTERNAL_NAMESPACE):
             catalog.create_namespace_if_not_exists(namespace)
     except Exception as e:  # SQLAlchemy and pyiceberg raise many unrelated types here
-        raise EngineError(
-            f"cannot open the Iceberg catalog in {lake_dir}: {e}",
-            hint="check the catalog URI and that the lake directory is writable",
-        ) from e
+        raise catalog_error(uri or str((lake_dir / "catalog.db").resolve()), e) from e
     return catalog
+
+
+def catalog_error(where: str, error: Exception) -> EngineError:
+    """What keeps the catalog from opening, by its database's own words (SQLAlchemy wraps them in `orig`)."""
+    cause = str(getattr(error, "orig", None) or error).splitlines()[0]
+    if "locked" in cause:
+        return EngineError(
+            f"the Iceberg catalog {where} is locked by another process ({cause})",
+            hint="wait for the other process writing this lake (an ingest?) to finish, or stop it; then run again",
+        )
+    if "not a database" in cause or "malformed" in cause:
+        return EngineError(
+            f"the Iceberg catalog {where} is damaged ({cause})",
+            hint="restore it from a backup, or re-ingest the lake's sources into a new lake",
+        )
+    return EngineError(
+        f"cannot open the Iceberg catalog {where}: {cause}",
+        hint="check the catalog URI and that the lake directory is writable",
+    )
 
 
 def with_row_hashes(table: pa.Table, data_columns: list[str]) -> pa.Table:
@@ -111,3 +127,15 @@ def write_table(catalog: Catalog, name: str, table: pa.Table, identifier_columns
 def snapshot_of(table: Table) -> int | None:
     snapshot = table.current_snapshot()
     return snapshot.snapshot_id if snapshot else None
+
+
+def drop_table(catalog: Catalog, identifier: str) -> None:
+    """Remove a table from the catalog (its files stay, unreferenced); a missing one is already gone."""
+    try:
+        catalog.drop_table(identifier)
+    except NoSuchTableError:
+        return
+    except Exception as e:
+        raise EngineError(
+            f"dropping {identifier} failed: {e}", hint="open the lake again to retry; nothing else was changed"
+        ) from e

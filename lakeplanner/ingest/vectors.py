@@ -8,6 +8,7 @@ a ``dense`` COSINE vector and a ``sparse`` BM25 vector that Milvus derives from 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 from collections import Counter
@@ -44,6 +45,10 @@ _VARCHAR_BYTES = {
     "content_hash": 128,
     "linked_table": 256,
 }
+# Every Milvus failure reaches the caller as an EngineError that names it and its fix; pymilvus and
+# Milvus Lite also log each one with a traceback, which a user would see on stderr.
+for _library in ("pymilvus", "milvus_lite"):
+    logging.getLogger(_library).setLevel(logging.CRITICAL)
 _LINKED_KEY_BYTES = 512
 _MAX_LINKED_KEYS = 4096
 _WRITE_BATCH = 1000
@@ -261,6 +266,14 @@ class VectorStore:
         self._upsert_or_roll_back(collection, chunks, vectors, previously_present)
         self._delete_chunk_ids(collection, sorted(previous_of_documents - set(new_ids)))
 
+    def drop(self, collection: str) -> None:
+        """Remove ``collection`` and its chunks; a missing one is already gone."""
+        client = self._connected()
+        with self._engine_errors("dropping", collection):
+            if client.has_collection(collection):
+                client.drop_collection(collection)
+        self._ready.discard(collection)
+
     def hybrid_search(
         self,
         collection: str,
@@ -314,6 +327,12 @@ class VectorStore:
                     f"another process holds the lake's Milvus Lite file {self._lite_path}",
                     hint="stop the other lakeplanner process on this lake (a CLI ask, another serve), "
                     "or point every process at a Milvus server",
+                ) from exc
+            if action == "connecting" and self._lite_path:
+                raise EngineError(
+                    f"the lake's Milvus Lite file {self._lite_path} cannot be opened: {exc.message}",
+                    hint=f"it may be damaged: delete {self._lite_path} and re-ingest the lake's documents "
+                    "to rebuild it",
                 ) from exc
             raise EngineError(
                 f"Milvus {action} failed for {self._where(collection)}: {exc.message}",

@@ -66,6 +66,15 @@ class Deadline:
         return self.expired
 
 
+def load_hint(settings: LLMSettings) -> str:
+    if settings.model in MODELS:  # its sha256 was verified: the file is whole, the context may not fit
+        return "delete the cached file to reassemble it, or lower LAKEPLANNER_LLM_CONTEXT_TOKENS"
+    return (
+        "the file is damaged or not a GGUF model: replace it, or set LAKEPLANNER_LLM_MODEL to one of "
+        f"{sorted(MODELS)} (sha256-verified weights)"
+    )
+
+
 class LocalBackend(Backend):
     provider = "llama.cpp"
 
@@ -87,10 +96,7 @@ class LocalBackend(Backend):
                 verbose=False,
             )
         except (ValueError, RuntimeError) as e:
-            raise LLMUnavailableError(
-                f"llama.cpp could not load {path}: {e}",
-                hint="delete the cached file to reassemble it, or lower context_tokens",
-            ) from e
+            raise LLMUnavailableError(f"llama.cpp could not load {path}: {e}", hint=load_hint(settings)) from e
         self.formatter = self.chat_formatter()
 
     def chat_formatter(self) -> Jinja2ChatFormatter:

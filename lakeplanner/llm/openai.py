@@ -64,11 +64,11 @@ class OpenAIBackend(Backend):
             body["response_format"] = {"type": "json_object", "schema": schema}
         return body
 
-    def post(self, body: dict[str, Any]) -> dict[str, Any]:
+    def post(self, body: dict[str, Any]) -> httpx.Response:
         check_time()
         response = self.client.post("chat/completions", json=body, timeout=seconds_left(self.settings.timeout_s))
         response.raise_for_status()
-        return response.json()
+        return response
 
     def generate(self, messages: Sequence[Message], *, schema: dict[str, Any] | None, max_tokens: int) -> RawCompletion:
         retrying = Retrying(
@@ -87,17 +87,44 @@ class OpenAIBackend(Backend):
                 out = retrying(self.post, self.body(messages, schema, max_tokens))
         except httpx.HTTPError as e:
             check_time()
-            raise LLMUnavailableError(
-                f"LLM endpoint {self.settings.base_url} failed after {self.settings.endpoint_retries + 1} "
-                f"attempts: {e}",
-                hint="is the server running? set LAKEPLANNER_LLM_BASE_URL (or [llm] base_url in lakeplanner.toml)",
-            ) from e
-        usage = out.get("usage") or {}
-        return RawCompletion(
-            text=out["choices"][0]["message"].get("content") or "",
-            prompt_tokens=usage.get("prompt_tokens", 0),
-            completion_tokens=usage.get("completion_tokens", 0),
+            raise self.unavailable(e) from e
+        return self.completion(out)
+
+    def unavailable(self, error: httpx.HTTPError) -> LLMUnavailableError:
+        failed = f"LLM endpoint {self.settings.base_url} failed after {self.settings.endpoint_retries + 1} attempts"
+        if isinstance(error, httpx.TimeoutException):
+            return LLMUnavailableError(
+                f"{failed}: timed out after {self.settings.timeout_s:g} s",
+                hint="raise LAKEPLANNER_LLM_TIMEOUT_S (or [llm] timeout_s in lakeplanner.toml), "
+                "or check the server's load",
+            )
+        if isinstance(error, httpx.HTTPStatusError):
+            response = error.response
+            detail = f"HTTP {response.status_code} {response.reason_phrase} {response.text[:200]!r}"
+            return LLMUnavailableError(
+                f"{failed}: {detail}", hint="see the server's log; check LAKEPLANNER_LLM_MODEL names a model it serves"
+            )
+        return LLMUnavailableError(
+            f"{failed}: {error}",
+            hint="is the server running? set LAKEPLANNER_LLM_BASE_URL (or [llm] base_url in lakeplanner.toml)",
         )
+
+    def completion(self, response: httpx.Response) -> RawCompletion:
+        """The reply's text and token counts; a body that is no chat completion is named, not a crash."""
+        try:
+            out = response.json()
+            usage = out.get("usage") or {}
+            return RawCompletion(
+                text=out["choices"][0]["message"].get("content") or "",
+                prompt_tokens=usage.get("prompt_tokens", 0),
+                completion_tokens=usage.get("completion_tokens", 0),
+            )
+        except (ValueError, LookupError, TypeError, AttributeError) as e:
+            raise LLMUnavailableError(
+                f"LLM endpoint {self.settings.base_url} sent no JSON chat completion (no choices[0].message): "
+                f"{response.text[:200]!r}",
+                hint="point LAKEPLANNER_LLM_BASE_URL at an OpenAI-compatible /v1 URL (vLLM, llama-server)",
+            ) from e
 
     def close(self) -> None:
         self.client.close()

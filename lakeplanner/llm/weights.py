@@ -112,7 +112,8 @@ def model_path(name: str, cache_dir: Path | None = None) -> Path:
         if not path.is_file():
             raise ModelFileError(
                 f"no model named {name!r} and no such GGUF file",
-                hint=f"use one of {sorted(MODELS)} or a path to a .gguf file",
+                hint=f"set LAKEPLANNER_LLM_MODEL (or [llm] model in lakeplanner.toml) to one of {sorted(MODELS)} "
+                "or to the path of a .gguf file",
             )
         return path
     spec = MODELS[name]

@@ -6,7 +6,7 @@ from functools import cached_property
 
 from pydantic import BaseModel
 
-from lakeplanner.errors import LakeplannerError
+from lakeplanner.errors import LakeplannerError, LLMUnavailableError
 from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import Context, KnownValues, PlanCache, cache_for, context_of, known_values
@@ -84,7 +84,9 @@ class Planner:
         try:
             draft = generator.generate(question, tables=tables)
             fixed = repair(draft, self.schema, replan=generator.replanner(question, tables))
-        except LakeplannerError as e:  # the LLM failed (garbage, timeout, endpoint down): say so, don't crash
+        except LLMUnavailableError:  # nothing else can answer without it (the fallback search asks it too)
+            raise
+        except LakeplannerError as e:  # the LLM wrote garbage, or the repairs ran out: say so, don't crash
             return PlanResult(
                 question=question,
                 plan=Plan(question=question),
