@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
 import pyarrow as pa
 from pydantic import BaseModel
+from sqlglot import exp
 
 from lakeplanner.config import IngestConfig
 from lakeplanner.contract.models import (
@@ -24,9 +25,19 @@ from lakeplanner.contract.models import (
     IdentityKey,
 )
 from lakeplanner.contract.store import contract_problems, load_contract, load_manifest, save_contract
-from lakeplanner.errors import LakeExistsError, LakeNotFoundError, LakeplannerError
+from lakeplanner.errors import (
+    DiskFullError,
+    IngestRunningError,
+    LakeExistsError,
+    LakeNotFoundError,
+    LakeplannerError,
+    is_disk_full,
+)
+from lakeplanner.execute.readonly import locked_duckdb, parse_select, read_only_select
+from lakeplanner.ingest.journal import clear_journal, ingest_lock, read_journal, write_journal
 from lakeplanner.ingest.pipeline import Ingestor, IngestReport, ProgressHook, noop_progress
-from lakeplanner.ingest.tables import TABLE_NAMESPACE, open_catalog, snapshot_of
+from lakeplanner.ingest.segments import delete_source_segments
+from lakeplanner.ingest.tables import TABLE_NAMESPACE, drop_table, open_catalog, snapshot_of
 from lakeplanner.ingest.vectors import VectorStore
 from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.llm.embeddings import default_embedder
@@ -108,7 +119,9 @@ class Lake:
             raise LakeNotFoundError(
                 f"no lake at {path}", hint=f"create one with `lakeplanner ingest SRC --lake {path}`"
             )
-        return cls(path, config)
+        lake = cls(path, config)
+        lake.settle_interrupted_ingest()
+        return lake
 
     @cached_property
     def catalog(self):
@@ -148,14 +161,59 @@ class Lake:
                 llm = get_llm()
             except LakeplannerError as e:  # structural ingestion still runs without its LLM
                 llm_problem = f"LLM discovery skipped: {e.message}" + (f" ({e.hint})" if e.hint else "")
-        ingestor = Ingestor(
-            self.catalog, self.vectors, default_embedder(), self.contract, self.config, progress, llm=llm
-        )
-        report, contract = ingestor.run(root, manifest, only=only)
+        with ingest_lock(self.path), self.stop_on_full_disk():
+            self.settle()
+            ingestor = Ingestor(
+                self.catalog, self.vectors, default_embedder(), self.contract, self.config, progress, llm=llm
+            )
+            report, contract = ingestor.run(
+                root, manifest, only=only, before_commit=lambda journal: write_journal(self.path, journal)
+            )
+            save_contract(self.path, contract)
+            self.settle()
         if llm_problem:
             report.warnings.insert(0, llm_problem)
-        save_contract(self.path, contract)
         return report
+
+    @contextmanager
+    def stop_on_full_disk(self) -> Iterator[None]:
+        try:
+            yield
+        except Exception as e:
+            if not is_disk_full(e):
+                raise
+            raise DiskFullError(
+                f"the disk holding {self.path} is full (or a file-size limit was hit) during the ingest: "
+                f"{getattr(e, 'message', e)}",
+                hint="free space there (or raise the limit), then run the ingest again; sources committed "
+                "before the disk filled are kept, the rest was not written",
+            ) from e
+
+    def settle_interrupted_ingest(self) -> None:
+        """If an ingest died before saving its contract, drop what it created beyond the contract."""
+        if read_journal(self.path) is None:
+            return
+        try:
+            with ingest_lock(self.path):
+                self.settle()
+        except IngestRunningError:  # the journal belongs to an ingest that is still running
+            return
+
+    def settle(self) -> None:
+        """Under the ingest lock: remove the journalled new sources the contract does not record, then the journal."""
+        journal = read_journal(self.path)
+        if journal is None:
+            return
+        recorded = {s.name for s in load_contract(self.path).sources}
+        for source in journal.sources:
+            if source.name in recorded:
+                continue
+            if source.table:
+                drop_table(self.catalog, source.table)
+            if source.collection:
+                self.vectors.drop(source.collection)
+            delete_source_segments(self.catalog, source.name)
+        clear_journal(self.path)
 
     def manifest_for(self, root: Path, exclusions: ExclusionManifest | Path | None) -> ExclusionManifest:
         if isinstance(exclusions, ExclusionManifest):
@@ -180,12 +238,13 @@ class Lake:
         return sorted(name for _, name in self.catalog.list_tables(namespace))
 
     def sql(self, query: str) -> pa.Table:
-        """Run DuckDB SQL over every table of the lake (read through pyiceberg scans)."""
-        con = duckdb.connect()
-        for name in self.table_names():
+        """Run one read-only DuckDB SELECT over the tables it names (read through pyiceberg scans)."""
+        statement = read_only_select(parse_select(query), self.table_names())
+        con = locked_duckdb()
+        for name in {t.name for t in statement.find_all(exp.Table)}:
             con.register(name, self.table(name).scan().to_arrow())
         try:
-            return con.sql(query).to_arrow_table()
+            return con.sql(statement.sql(dialect="duckdb")).to_arrow_table()
         finally:
             con.close()
 

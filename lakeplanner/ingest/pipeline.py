@@ -33,8 +33,9 @@ from lakeplanner.contract.models import (
 )
 from lakeplanner.contract.profile import is_provenance, profile_documents, profile_table
 from lakeplanner.contract.semantic import DiscoveryResult, discover_source, unify
-from lakeplanner.errors import BadSourceError, LakeplannerError
+from lakeplanner.errors import BadSourceError, LakeplannerError, is_disk_full
 from lakeplanner.ingest.chunking import chunk_text
+from lakeplanner.ingest.journal import IngestJournal, NewSource
 from lakeplanner.ingest.readers import Document, TableData, read_document, read_table_file
 from lakeplanner.ingest.segments import (
     content_hash,
@@ -245,9 +246,15 @@ class Ingestor:
         self.progress = progress
 
     def run(
-        self, root: Path, manifest: ExclusionManifest, only: set[str] | None = None
+        self,
+        root: Path,
+        manifest: ExclusionManifest,
+        only: set[str] | None = None,
+        before_commit: Callable[[IngestJournal], None] = lambda journal: None,
     ) -> tuple[IngestReport, Contract]:
-        """Ingest every source under root (or only the listed files) and return the merged contract."""
+        """Ingest every source under root (or only the listed files) and return the merged contract.
+
+        `before_commit` receives the sources this run will create, before anything is written."""
         report = IngestReport(root=str(root))
         discovered = discover_sources(root, manifest, self.config.discovery)
         if only is not None:
@@ -268,6 +275,7 @@ class Ingestor:
         text_sources, text_links = self.free_text_sources(tables)
         discoveries = self.discover(tables, documents, report) if self.llm else []
         total = len(tables) + len(documents) + len(text_sources)
+        before_commit(self.new_sources(tables, [*documents, *text_sources]))
         for done, prepared in enumerate(tables):
             self.progress(f"table {prepared.name}", done, total)
             self.commit_table(prepared, report)
@@ -415,6 +423,12 @@ class Ingestor:
 
     # ------------------------------------------------------------ commit phase
 
+    def new_sources(self, tables: list[PreparedTable], documents: list[PreparedDocuments]) -> IngestJournal:
+        recorded = {s.name for s in self.contract.sources}
+        sources = [NewSource(name=t.name, table=f"{TABLE_NAMESPACE}.{t.name}") for t in tables]
+        sources += [NewSource(name=d.name, collection=d.name) for d in documents]
+        return IngestJournal(sources=[s for s in sources if s.name not in recorded])
+
     def commit_table(self, prepared: PreparedTable, report: IngestReport) -> None:
         table = prepared.data.table
         stored = table.drop_columns(["_lp_row"])
@@ -434,6 +448,8 @@ class Ingestor:
                 table_segments(prepared.name, table, data_columns, prepared.key_columns, write.identifier),
             )
         except LakeplannerError as e:
+            if is_disk_full(e):  # the lake's fault, not the source's: stop before the next source hits it too
+                raise
             report.bad_files.append(BadFile(path=", ".join(prepared.files), reason=e.message, hint=e.hint))
             report.sources.append(result)
             return
@@ -496,6 +512,8 @@ class Ingestor:
             self.store.replace_documents(docs.name, chunks, vectors)
             replace_source_segments(self.catalog, docs.name, pa.Table.from_pylist(rows))
         except LakeplannerError as e:
+            if is_disk_full(e):
+                raise
             report.bad_files.append(BadFile(path=", ".join(docs.files[:3]), reason=e.message, hint=e.hint))
             report.sources.append(result)
             return

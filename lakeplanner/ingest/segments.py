@@ -236,6 +236,22 @@ def replace_source_segments(catalog: Catalog, source: str, segments: pa.Table) -
         ) from e
 
 
+def delete_source_segments(catalog: Catalog, source: str) -> None:
+    """Remove one source's segments (one commit; nothing to do when it has none)."""
+    try:
+        table = catalog.load_table(SEGMENTS_TABLE)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Delete operation did not match any records")
+            table.delete(EqualTo("source", source))
+    except NoSuchTableError:
+        return
+    except Exception as e:
+        raise EngineError(
+            f"deleting segments of {source} failed: {e}",
+            hint="the source's segments are unchanged; open the lake again to retry",
+        ) from e
+
+
 def stored_documents(catalog: Catalog, sources: list[str]) -> dict[str, list[tuple[str, str]]]:
     """(document_id, title) per document source, from the document-level segments."""
     try:
