@@ -37,6 +37,7 @@ from lakeplanner.execute.readonly import locked_duckdb, parse_select, read_only_
 from lakeplanner.ingest.journal import clear_journal, ingest_lock, read_journal, write_journal
 from lakeplanner.ingest.pipeline import Ingestor, IngestReport, ProgressHook, noop_progress
 from lakeplanner.ingest.segments import delete_source_segments
+from lakeplanner.ingest.settings import LakeSettings
 from lakeplanner.ingest.tables import TABLE_NAMESPACE, drop_table, open_catalog, snapshot_of
 from lakeplanner.ingest.vectors import VectorStore
 from lakeplanner.llm.base import LLM, get_llm
@@ -124,12 +125,16 @@ class Lake:
         return lake
 
     @cached_property
+    def storage(self) -> LakeSettings:
+        return LakeSettings()
+
+    @cached_property
     def catalog(self):
-        return open_catalog(self.path)
+        return open_catalog(self.path, self.storage.catalog_uri, self.storage.warehouse)
 
     @cached_property
     def vectors(self) -> VectorStore:
-        return VectorStore(str((self.path / "milvus.db").resolve()))
+        return VectorStore(self.storage.milvus_target(self.path), token=self.storage.milvus_token)
 
     @property
     def contract(self) -> Contract:

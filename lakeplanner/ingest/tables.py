@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import duckdb
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
+from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
@@ -19,21 +21,32 @@ INTERNAL_NAMESPACE = "lakeplanner"
 HASH_COLUMN, KEY_COLUMN, RECORD_COLUMN = "_lp_hash", "_lp_key", "_lp_record"
 
 
-def open_catalog(lake_dir: Path, uri: str | None = None) -> Catalog:
-    """The lake's catalog: SQLite file + local warehouse unless a catalog URI is configured."""
-    warehouse = (lake_dir / "warehouse").resolve()
-    warehouse.mkdir(parents=True, exist_ok=True)
+def open_catalog(lake_dir: Path, uri: str | None = None, warehouse: str | None = None) -> Catalog:
+    """The lake's catalog: an SQLite file and a warehouse in the lake directory unless `uri` (a SQLAlchemy
+    URI, or http(s):// for an Iceberg REST catalog) and `warehouse` (a path or s3://...) say otherwise."""
+    if warehouse is None:
+        local = (lake_dir / "warehouse").resolve()
+        local.mkdir(parents=True, exist_ok=True)
+        warehouse = local.as_uri()
+    uri = uri or f"sqlite:///{(lake_dir / 'catalog.db').resolve()}"
     try:
-        catalog = SqlCatalog(
-            "lake",
-            uri=uri or f"sqlite:///{(lake_dir / 'catalog.db').resolve()}",
-            warehouse=warehouse.as_uri(),
-        )
+        if uri.startswith(("http://", "https://")):
+            catalog = RestCatalog("lake", uri=uri, warehouse=warehouse)
+        else:
+            catalog = SqlCatalog("lake", uri=uri, warehouse=warehouse)
         for namespace in (TABLE_NAMESPACE, INTERNAL_NAMESPACE):
             catalog.create_namespace_if_not_exists(namespace)
-    except Exception as e:  # SQLAlchemy and pyiceberg raise many unrelated types here
-        raise catalog_error(uri or str((lake_dir / "catalog.db").resolve()), e) from e
+    except Exception as e:  # SQLAlchemy, pyiceberg and HTTP clients raise many unrelated types here
+        raise catalog_error(without_password(uri), e) from e
     return catalog
+
+
+def without_password(uri: str) -> str:
+    """`uri` as it may be shown in a message: user:password@ becomes user:***@."""
+    parts = urlsplit(uri)
+    if not parts.password:
+        return uri
+    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1)))
 
 
 def catalog_error(where: str, error: Exception) -> EngineError:
@@ -51,7 +64,7 @@ def catalog_error(where: str, error: Exception) -> EngineError:
         )
     return EngineError(
         f"cannot open the Iceberg catalog {where}: {cause}",
-        hint="check the catalog URI and that the lake directory is writable",
+        hint="check LAKEPLANNER_LAKE_CATALOG_URI (or [lake] catalog_uri) and that the lake directory is writable",
     )
 
 

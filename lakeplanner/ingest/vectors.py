@@ -211,7 +211,7 @@ _LITE_SERVERS = _LiteServers()
 class VectorStore:
     """Chunk collections in one Milvus instance; every Milvus failure surfaces as EngineError."""
 
-    def __init__(self, uri: str, *, dim: int = 384) -> None:
+    def __init__(self, uri: str, *, dim: int = 384, token: str | None = None) -> None:
         self._uri = uri
         self._dim = dim
         self._lite_path = _lite_path(uri)
@@ -219,7 +219,7 @@ class VectorStore:
         if self._lite_path:
             Path(self._lite_path).parent.mkdir(parents=True, exist_ok=True)
         with self._engine_errors("connecting"):
-            self._client: MilvusClient | None = MilvusClient(uri)
+            self._client: MilvusClient | None = MilvusClient(uri, token=token or "")
         if self._lite_path:
             _LITE_SERVERS.opened(self._lite_path)
 
@@ -326,7 +326,7 @@ class VectorStore:
                 raise LakeLockedError(
                     f"another process holds the lake's Milvus Lite file {self._lite_path}",
                     hint="stop the other lakeplanner process on this lake (a CLI ask, another serve), "
-                    "or point every process at a Milvus server",
+                    "or point every process at a Milvus server (LAKEPLANNER_LAKE_MILVUS_URI)",
                 ) from exc
             if action == "connecting" and self._lite_path:
                 raise EngineError(
@@ -348,7 +348,7 @@ class VectorStore:
                 f"only one process may open {self._lite_path}: stop the other one; "
                 f"if the file is damaged, delete {self._lite_path} and re-ingest to rebuild it"
             )
-        return f"is the Milvus server at {self._uri} running and reachable?"
+        return f"is the Milvus server at {self._uri} running and reachable? (LAKEPLANNER_LAKE_MILVUS_URI)"
 
     def _open_existing(self, collection: str) -> bool:
         """Load ``collection`` if it exists; a reopened Milvus holds collections released."""
