@@ -28,21 +28,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from lakeplanner import Lake, sample_lake_path
+from tests.batch_child import PLAN
 
 QUESTION = "How many customers are there?"
 CUSTOMERS = 10  # rows of the small lake's one table, and the scripted answer
-PLAN = {
-    "nodes": [
-        {
-            "question": "count customers",
-            "tool": "sql",
-            "label": "$var_1",
-            "source": "customers",
-            "should_expose_answer": True,
-            "answer_description": "the count",
-        }
-    ]
-}
 REPLIES = {
     "GeneratedPlan": PLAN,
     "SqlDraft": {"sql": "SELECT count(DISTINCT customer_id) AS n FROM customers"},
