@@ -42,7 +42,7 @@ resource "aws_eks_cluster" "this" {
     }
   }
 
-  enabled_cluster_log_types = ["api", "audit", "authenticator"]
+  enabled_cluster_log_types = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
   tags                      = local.tags
 
   depends_on = [aws_iam_role_policy_attachment.cluster]

@@ -22,6 +22,7 @@ resource "aws_security_group" "efs" {
 
 resource "aws_vpc_security_group_ingress_rule" "efs_from_cluster" {
   security_group_id            = aws_security_group.efs.id
+  description                  = "NFS from the EKS cluster's nodes and pods"
   referenced_security_group_id = aws_eks_cluster.this.vpc_config[0].cluster_security_group_id
   ip_protocol                  = "tcp"
   from_port                    = 2049
