@@ -5,7 +5,6 @@ tests/test_adversarial.py (a scripted model that obeys every injection) and benc
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -197,8 +196,3 @@ def answer_outcome(case: dict, answer, lake: Lake, forbidden: list[str]) -> dict
         "cited": [c.model_dump(mode="json") for c in answer.citations],
         "unsafe_ran": unsafe_runs(ran, lake),
     }
-
-
-def copy_lake(source: Path, target: Path) -> Lake:
-    shutil.copytree(source, target)
-    return Lake.open(target)

@@ -207,6 +207,7 @@ class Child:
     phases: list[tuple[float, str]] = field(default_factory=list)
     stderr: bytearray = field(default_factory=bytearray)
     stdout: bytes = b""
+    follower: threading.Thread | None = None
 
     @classmethod
     def start(cls, args: list[str], *, env: dict[str, str] | None = None, preexec_fn=None) -> Child:
@@ -218,7 +219,8 @@ class Child:
             preexec_fn=preexec_fn,
         )
         child = cls(process)
-        threading.Thread(target=child.follow, daemon=True).start()
+        child.follower = threading.Thread(target=child.follow, daemon=True)
+        child.follower.start()
         return child
 
     def follow(self) -> None:
@@ -248,7 +250,11 @@ class Child:
         self.finish()
 
     def finish(self) -> int:
-        self.stdout = self.process.communicate(timeout=CHILD_TIMEOUT_S)[0]
+        """Wait for the child; stderr stays the follower's alone (communicate() would read its tail too,
+        and the error and hint lines went to whichever reader was faster)."""
+        self.process.wait(timeout=CHILD_TIMEOUT_S)  # its stdout (a report, an answer) fits in the pipe
+        self.stdout = self.process.stdout.read()
+        self.follower.join(timeout=CHILD_TIMEOUT_S)
         return self.process.returncode
 
     @property
@@ -429,6 +435,7 @@ def fault_result(name: str, child: Child, lake_ok: bool, problems: list[str]) ->
         "message": message,
         "lake_ok": lake_ok,
         "problems": problems,
+        "stderr_tail": text[-1500:],
     }
 
 

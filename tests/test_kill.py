@@ -29,8 +29,8 @@ def test_twenty_kills_lose_nothing(drill):
 @pytest.mark.parametrize("fault", [concurrent_ingests, ingest_and_ask, disk_full], ids=lambda f: f.__name__)
 def test_fault_ends_clearly_and_keeps_the_lake(drill, fault):
     result = fault(drill.workdir, drill=drill)
-    assert not result["traceback"], result
-    assert result["clear_error"], result
+    assert not result["traceback"], result["stderr_tail"]
+    assert result["clear_error"], f"{result['message']!r}; stderr: {result['stderr_tail']}"
     assert result["lake_ok"], result["problems"]
     if fault is concurrent_ingests:
         assert result["exit_code"] == 2 and "another ingest into" in result["message"], result
