@@ -190,8 +190,10 @@ def read_report(data: bytes, rel: str) -> pa.Table:
 
 def read_parquet(data: bytes, rel: str) -> pa.Table:
     try:
-        return pq.read_table(io.BytesIO(data))
-    except (pa.ArrowException, OSError) as e:
+        table = pq.read_table(io.BytesIO(data))
+        table.column_names  # noqa: B018 -- decoded lazily: a damaged footer may hold names that are no UTF-8
+        return table
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as e:
         raise BadSourceError(
             rel,
             f"not a readable Parquet file: {str(e).splitlines()[0]}",
