@@ -70,7 +70,3 @@ def withheld(text: str) -> str:
 
 def withheld_value(value: Any) -> Any:
     return withheld(value) if isinstance(value, str) else value
-
-
-def withheld_row(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: withheld_value(v) for k, v in row.items()}
