@@ -52,7 +52,7 @@ class CountingBackend:
 
     def generate(self, *args, **kwargs):
         raw = self.inner.generate(*args, **kwargs)
-        self.usage += Usage(prompt_tokens=raw.prompt_tokens, completion_tokens=raw.completion_tokens, calls=1)
+        self.usage += raw.usage
         return raw
 
     def __getattr__(self, name):

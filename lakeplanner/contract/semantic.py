@@ -124,7 +124,7 @@ def catalog_block(fields: Sequence[FieldEntry]) -> str:
 
 def deep_prompt(source: str, fields: Sequence[FieldEntry], samples: list[str]):
     return [
-        system(INSTRUCTIONS + "\n\n" + catalog_block(fields)),
+        system(INSTRUCTIONS + "\n\n", catalog_block(fields)),
         user(
             f"Source: {source}\nRepresentative records:\n"
             + "\n".join(samples)
@@ -136,7 +136,7 @@ def deep_prompt(source: str, fields: Sequence[FieldEntry], samples: list[str]):
 def validation_prompt(source: str, fields: Sequence[FieldEntry], draft: SourceDiscovery, samples: list[str]):
     names = ", ".join(e.name for e in draft.entities) or "(none)"
     return [
-        system(INSTRUCTIONS + "\n\n" + catalog_block(fields)),
+        system(INSTRUCTIONS + "\n\n", catalog_block(fields)),
         user(
             f"Source: {source}\nA first pass found these entity types: {names}.\nMore records from other "
             "positions of the source:\n"

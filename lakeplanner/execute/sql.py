@@ -47,9 +47,9 @@ mentions $var_N.column, those are values computed earlier: write them literally,
 `WHERE customer_id IN ($var_1.customer_id)`; never invent their values. Return the columns that \
 answer the sub-question (and the listed `returns` columns). Text comparisons are case-sensitive: use \
 ILIKE for names. For a change or difference between years or items, or the values of several years, \
-select the rows of each with the year or item and the value ({period_example}); the arithmetic \
-is done later. Reply with JSON \
-{{"sql": "..."}}."""
+select the rows of each with the year or item and the value ("""
+# what follows depends on the tables, so the part above is the SQL writer's fixed prefix
+SQL_PERIOD_INSTRUCTIONS = """{period_example}); the arithmetic is done later. Reply with JSON {{"sql": "..."}}."""
 
 
 MAX_CATEGORY_VALUES, SHOWN_CATEGORY_VALUES, MAX_CATEGORY_TABLE_ROWS = 60, 30, 100_000
@@ -525,8 +525,8 @@ def sql_messages(
     catalog = schema_block(contract, tables)
     if categories:
         catalog += "\nValues:\n" + values_block(categories)
-    instructions = SQL_INSTRUCTIONS.format(period_example=period_example(contract, tables))
-    messages = [system(instructions + "\n\nTables:\n" + catalog), user(ask)]
+    period = SQL_PERIOD_INSTRUCTIONS.format(period_example=period_example(contract, tables))
+    messages = [system(SQL_INSTRUCTIONS, period + "\n\nTables:\n" + catalog), user(ask)]
     if feedback:
         messages.append(user(f"The previous statement failed: {feedback}\nWrite a corrected statement."))
     return messages

@@ -8,6 +8,7 @@ validation, repair and usage accounting, so every backend behaves the same.
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import re
 import time
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from lakeplanner.errors import LakeplannerError, LLMOutputError
 from lakeplanner.llm.settings import LLMSettings
@@ -31,6 +32,8 @@ class Message(BaseModel):
 
     role: Literal["system", "user", "assistant"]
     content: str
+    # offsets in `content` where a prefix worth keeping ends (a local backend keeps its KV state)
+    cache_points: tuple[int, ...] = Field((), exclude=True)
 
 
 def clipped(chars: int) -> Any:
@@ -39,8 +42,12 @@ def clipped(chars: int) -> Any:
     return Annotated[str, AfterValidator(lambda text: text[:chars])]
 
 
-def system(content: str) -> Message:
-    return Message(role="system", content=content)
+def system(*parts: str) -> Message:
+    """A system message of `parts` run together; put what is fixed first: the end of every part but the
+    last is a cache point (a family's instructions before a per-question schema slice)."""
+    return Message(
+        role="system", content="".join(parts), cache_points=tuple(itertools.accumulate(map(len, parts[:-1])))
+    )
 
 
 def user(content: str) -> Message:
@@ -53,6 +60,7 @@ def assistant(content: str) -> Message:
 
 class Usage(BaseModel):
     prompt_tokens: int = 0
+    prompt_tokens_evaluated: int = 0  # the rest came from a kept prefix state
     completion_tokens: int = 0
     latency_s: float = 0.0
     calls: int = 0
@@ -60,6 +68,7 @@ class Usage(BaseModel):
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            prompt_tokens_evaluated=self.prompt_tokens_evaluated + other.prompt_tokens_evaluated,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             latency_s=self.latency_s + other.latency_s,
             calls=self.calls + other.calls,
@@ -81,6 +90,17 @@ class RawCompletion:
     text: str
     prompt_tokens: int
     completion_tokens: int
+    evaluated_tokens: int | None = None  # prompt tokens the model computed (None: the backend cannot tell)
+
+    @property
+    def usage(self) -> Usage:
+        evaluated = self.prompt_tokens if self.evaluated_tokens is None else self.evaluated_tokens
+        return Usage(
+            prompt_tokens=self.prompt_tokens,
+            prompt_tokens_evaluated=evaluated,
+            completion_tokens=self.completion_tokens,
+            calls=1,
+        )
 
 
 class Backend(ABC):
@@ -138,12 +158,7 @@ class LLM:
             check_time()
             started = time.perf_counter()
             raw = self.backend.generate(conversation, schema=schema, max_tokens=max_tokens or self.settings.max_tokens)
-            usage += Usage(
-                prompt_tokens=raw.prompt_tokens,
-                completion_tokens=raw.completion_tokens,
-                latency_s=time.perf_counter() - started,
-                calls=1,
-            )
+            usage += raw.usage.model_copy(update={"latency_s": time.perf_counter() - started})
             if output is None:
                 return Completion(value=None, text=raw.text, usage=usage, attempts=attempt, model=self.model_name)
             try:

@@ -1,8 +1,10 @@
 """The default backend: llama-cpp-python in process, greedy decoding, JSON-schema constrained.
 
-Prompts are built prefix-first (instructions and schema, then the variable part), and llama.cpp
-keeps the KV cache of the longest prefix shared with the previous call, so a repeated prefix is
-not evaluated again. `prefix_reuse=False` drops the cache before every call (for measurement).
+Prompts are built prefix-first (a system message with instructions and schema, then the variable
+part). llama.cpp keeps the KV cache of the prefix shared with the previous call; on top of that,
+the KV states of fixed prefixes are kept across calls (lakeplanner.llm.prefix_states), so prompt
+families that alternate do not evaluate their instructions again. `prefix_reuse=False` drops both
+before every call (for measurement).
 
 Chat messages are formatted with the model's own chat template and completed with
 `create_completion`, which (unlike `create_chat_completion`) takes a stopping criterion: that is
@@ -11,6 +13,7 @@ how a call's time limit is enforced between tokens.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import time
@@ -18,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 try:
+    import llama_cpp
     from llama_cpp import Llama, LlamaGrammar, StoppingCriteriaList
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 except ImportError:  # the [llm] extra is optional; LocalBackend says how to install it
@@ -25,6 +29,7 @@ except ImportError:  # the [llm] extra is optional; LocalBackend says how to ins
 
 from lakeplanner.errors import LLMUnavailableError, MissingDependencyError
 from lakeplanner.llm.base import Backend, Message, RawCompletion, register_backend
+from lakeplanner.llm.prefix_states import PrefixStates, Snapshot, shared_length
 from lakeplanner.llm.settings import LLMSettings
 from lakeplanner.llm.weights import MODELS, model_path
 from lakeplanner.timebox import check_time, seconds_left
@@ -36,6 +41,8 @@ BUILD_HINT = (
 
 
 GRAMMAR_MAX_LENGTH = 64
+# shorter shared prefixes cost less to evaluate than a snapshot costs to keep
+MIN_SNAPSHOT_TOKENS = 64
 
 
 def grammar_safe(schema: Any) -> Any:
@@ -98,6 +105,7 @@ class LocalBackend(Backend):
         except (ValueError, RuntimeError) as e:
             raise LLMUnavailableError(f"llama.cpp could not load {path}: {e}", hint=load_hint(settings)) from e
         self.formatter = self.chat_formatter()
+        self.states = PrefixStates(settings.prefix_cache_mb << 20) if settings.prefix_cache_mb > 0 else None
 
     def chat_formatter(self) -> Jinja2ChatFormatter:
         template = self.llama.metadata.get("tokenizer.chat_template")
@@ -114,16 +122,18 @@ class LocalBackend(Backend):
         )
 
     def generate(self, messages: Sequence[Message], *, schema: dict[str, Any] | None, max_tokens: int) -> RawCompletion:
-        if not self.prefix_reuse:
-            self.llama.reset()
         chat = self.formatter(messages=[m.model_dump() for m in messages])
+        prompt = self.tokenize(chat.prompt)
+        evaluated = self.evaluate_checkpoints(prompt, self.checkpoints(messages, chat.prompt, prompt))
+        live = shared_length(self.llama._input_ids, prompt)
+        evaluated += len(prompt) - (live - 1 if live == len(prompt) else live)
         grammar = None
         if schema is not None:
             grammar = LlamaGrammar.from_json_schema(json.dumps(grammar_safe(schema)), verbose=False)
         deadline = Deadline(seconds_left(self.settings.timeout_s))
         try:
             out = self.llama.create_completion(
-                chat.prompt,
+                prompt,
                 max_tokens=max_tokens,
                 temperature=0.0,
                 top_k=1,
@@ -147,7 +157,75 @@ class LocalBackend(Backend):
             text=out["choices"][0]["text"],
             prompt_tokens=usage["prompt_tokens"],
             completion_tokens=usage["completion_tokens"],
+            evaluated_tokens=evaluated,
         )
+
+    def tokenize(self, text: str) -> list[int]:
+        """As create_completion tokenizes a prompt string."""
+        return self.llama.tokenize(text.encode("utf-8"), special=True)
+
+    def checkpoints(self, messages: Sequence[Message], text: str, prompt: list[int]) -> list[int]:
+        """Token offsets in `prompt` of the system message's cache points and of its end."""
+        if not messages or messages[0].role != "system" or messages[0].content not in text:
+            return []
+        first = messages[0]
+        start = text.index(first.content)
+        ends = (
+            shared_length(self.tokenize(text[: start + p]), prompt) for p in (*first.cache_points, len(first.content))
+        )
+        return sorted({end for end in ends if end >= MIN_SNAPSHOT_TOKENS})
+
+    def evaluate_checkpoints(self, prompt: list[int], checkpoints: list[int]) -> int:
+        """Bring the context to the prompt's last checkpoint, from the context or a kept state, evaluating
+        segment by segment from checkpoint to checkpoint (so a cold and a warm call split the prompt
+        alike and compute the same numbers), snapshotting each; returns the tokens evaluated."""
+        live = self.reusable(prompt, checkpoints) if self.prefix_reuse else 0
+        kept = self.states.longest(prompt) if self.states is not None and self.prefix_reuse else None
+        if kept is not None and len(kept.tokens) > live and self.restore(kept):
+            live = len(kept.tokens)
+        self.truncate(live)
+        evaluated = 0
+        for end in checkpoints:
+            if end <= live:
+                continue
+            self.llama.eval(prompt[live:end])
+            evaluated, live = evaluated + end - live, end
+            if self.states is not None and prompt[:end] not in self.states:
+                self.states.put(self.snapshot())
+        return evaluated
+
+    def reusable(self, prompt: list[int], checkpoints: list[int]) -> int:
+        """How much of the live context the prompt may reuse: all of it when the prompt continues it (a
+        repair turn), else up to the last checkpoint the two share."""
+        shared = shared_length(self.llama._input_ids, prompt)
+        if shared == self.llama.n_tokens and shared < len(prompt):
+            return shared
+        return max((end for end in checkpoints if end <= shared), default=0)
+
+    def snapshot(self) -> Snapshot:
+        ctx = self.llama._ctx.ctx
+        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
+        buffer = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
+        return Snapshot(tuple(int(t) for t in self.llama._input_ids), bytes(memoryview(buffer)[:written]))
+
+    def restore(self, kept: Snapshot) -> bool:
+        self.truncate(0)
+        buffer = (ctypes.c_uint8 * len(kept.state)).from_buffer_copy(kept.state)
+        if llama_cpp.llama_state_seq_set_data(self.llama._ctx.ctx, buffer, len(kept.state), 0) != len(kept.state):
+            self.truncate(0)
+            return False
+        n = len(kept.tokens)
+        self.llama.input_ids[:n] = kept.tokens
+        self.llama.n_tokens = n
+        self.llama._requires_eval = True
+        return True
+
+    def truncate(self, n: int) -> None:
+        """Keep the first n evaluated tokens of the context."""
+        if n < self.llama.n_tokens:
+            self.llama._ctx.kv_cache_seq_rm(-1, n, -1)
+            self.llama.n_tokens = n
 
     def close(self) -> None:
         self.llama.close()

@@ -46,6 +46,9 @@ class LLMSettings(TableSettings):
     )
     threads: int | None = Field(None, description="CPU threads for the local model (default: all cores)")
     context_tokens: int = Field(8192, description="context window of the local model")
+    prefix_cache_mb: int = Field(
+        512, description="local: memory for KV states of fixed prompt prefixes kept across calls (0: off)"
+    )
     max_tokens: int = Field(512, description="largest completion")
     seed: int = Field(0, description="sampling seed; decoding is greedy (temperature 0) anyway")
     timeout_s: float = Field(300.0, description="per-call limit: local generation and each endpoint request")

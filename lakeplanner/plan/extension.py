@@ -77,7 +77,8 @@ def propose(llm: LLM, question: str, contract: Contract, unresolved: list[str]) 
         system(
             "You extend a data lake schema. Propose entity types (PascalCase) for the concepts the "
             "question needs that the schema does not name, with attributes that reference field ids "
-            "from this list only.\n\n" + catalog_block(fields)
+            "from this list only.\n\n",
+            catalog_block(fields),
         ),
         user(f"Question: {question}\nConcepts not in the schema: {', '.join(unresolved)}\nReturn JSON."),
     ]

@@ -176,8 +176,10 @@ def plan_messages(
     question: str, contract: Contract, tables: list[str], feedback: Sequence[Finding] = ()
 ) -> list[Message]:
     examples = MIXED_EXAMPLES if tables else DOCUMENT_EXAMPLES
-    prompt = f"{INSTRUCTIONS}\n\n{examples}\n\n{contract_prompt(contract, tables)}"
-    messages = [system(prompt), user(f"Question: {question}")]
+    messages = [
+        system(f"{INSTRUCTIONS}\n\n{examples}\n\n", contract_prompt(contract, tables)),
+        user(f"Question: {question}"),
+    ]
     if feedback:
         problems = "\n".join(f"- {f.code.value} {f.node or ''}: {f.message}" for f in feedback)
         messages.append(user(f"A previous plan had these problems:\n{problems}\nWrite a corrected plan."))

@@ -1,0 +1,89 @@
+"""KV states of fixed prompt prefixes kept across calls: the cache's bookkeeping, then the real
+0.5B model (the same text with and without kept states, and only the variable part evaluated)."""
+
+import pytest
+
+from lakeplanner.llm import LLMSettings, system, user
+from lakeplanner.llm.base import LLM
+from lakeplanner.llm.prefix_states import PrefixStates, Snapshot, shared_length
+
+
+def snap(tokens, size=10):
+    return Snapshot(tuple(tokens), b"x" * size)
+
+
+def test_the_snapshot_sharing_the_longest_prefix_is_chosen():
+    states = PrefixStates(1000)
+    states.put(snap([1, 2, 3]))
+    states.put(snap([1, 2, 3, 4, 5, 6]))
+    states.put(snap([9, 9]))
+    assert states.longest([1, 2, 3, 4, 5, 6, 7]).tokens == (1, 2, 3, 4, 5, 6)
+    assert states.longest([1, 2, 3, 4, 7]).tokens == (1, 2, 3)  # a snapshot is used whole or not at all
+    assert states.longest([8]) is None
+
+
+def test_least_recently_used_snapshots_go_first_past_the_capacity():
+    states = PrefixStates(25)
+    states.put(snap([1]))
+    states.put(snap([2]))
+    states.longest([1])  # [1] is now the most recently used
+    states.put(snap([3]))
+    assert [1] in states and [3] in states and [2] not in states
+    assert states.size_bytes == 20
+    states.put(snap([4], size=30))  # larger than the whole cache: not kept, nothing dropped
+    assert len(states) == 2
+
+
+def test_shared_length():
+    assert shared_length([1, 2, 3], [1, 2, 4]) == 2
+    assert shared_length([], [1]) == 0
+    assert shared_length([1, 2], [1, 2, 3]) == 2
+
+
+RULES = " ".join(f"Rule {i}: prefer column {i} when a question names thing {i}." for i in range(30))
+WRITER = "You write one SQL SELECT for the question over the tables below. " + RULES
+PICKER = "You choose the passages that answer a question. " + " ".join(
+    f"Step {i}: keep passage {i} when it names item {i}." for i in range(30)
+)
+CALLS = [
+    ((WRITER, "\nTables: orders(id, total)"), "How many orders are there?"),
+    ((PICKER,), "Who founded the company?"),
+    ((WRITER, "\nTables: orders(id, total)"), "What is the largest total?"),
+    ((PICKER,), "When was the bridge built?"),
+    ((WRITER, "\nTables: staff(id, name, supervisor)"), "Who is staff 3?"),  # a changed schema
+]
+
+
+def asked(prefix_cache_mb: int) -> list:
+    from lakeplanner.llm.local import LocalBackend
+
+    settings = LLMSettings(backend="local", model="small", prefix_cache_mb=prefix_cache_mb)
+    llm = LLM(LocalBackend(settings), settings)
+    try:
+        return [llm.complete([system(*s), user(q)], max_tokens=12) for s, q in CALLS]
+    finally:
+        llm.close()
+
+
+@pytest.mark.real_model
+def test_alternating_prompt_families_evaluate_their_fixed_part_once():
+    plain, kept = asked(0), asked(256)
+    assert [c.text for c in kept] == [c.text for c in plain]
+    sent = [c.usage.prompt_tokens for c in kept]
+    evaluated = [c.usage.prompt_tokens_evaluated for c in kept]
+    assert evaluated[:2] == sent[:2]  # each family's first call computes everything
+    assert all(e < 30 for e in evaluated[2:4])  # the same family again: the question only
+    # a changed schema slice keeps the writer's instructions, not the old tables
+    assert 10 < evaluated[4] < sent[4] // 4
+    without = [c.usage.prompt_tokens_evaluated for c in plain]
+    assert all(w >= s - 5 for w, s in zip(without[1:], sent[1:], strict=True))  # families alternate: no reuse
+
+
+def test_a_system_message_of_parts_marks_where_each_fixed_part_ends():
+    message = system("fixed instructions\n", "a schema slice\n", "the rest")
+    assert message.content == "fixed instructions\na schema slice\nthe rest"
+    assert [message.content[:p] for p in message.cache_points] == [
+        "fixed instructions\n",
+        "fixed instructions\na schema slice\n",
+    ]
+    assert "cache_points" not in message.model_dump() and system("one").cache_points == ()
