@@ -800,3 +800,47 @@ def test_the_number_of_rows_of_an_aggregate_is_no_count():
         "How many invoices are overdue?", [counted], llm_saying(answer="1", sentence="1.", sources=["R1"]), Recorder()
     )
     assert answer.value != "1"
+
+
+def counting_llm():
+    backend = FakeBackend([json.dumps({"answer": ["wrong"], "sentence": "wrong.", "sources": [], "abstain": False})])
+    return LLM(backend), backend
+
+
+def one_cell(sql: str, cell) -> NodeResult:
+    return NodeResult(
+        label="$var_1",
+        tool="sql",
+        source="invoices",
+        question="q",
+        exposed=True,
+        answer_description="Unpaid invoices",
+        rows=[{"value": cell}],
+        rows_total=1,
+        sql=[SqlRun(sql=sql, engine="duckdb", snapshots={"invoices": 42}, rows=1)],
+        row_keys={"invoices": ["INV-1003"]},
+        snapshots={"invoices": 42},
+    )
+
+
+def test_a_single_cell_the_engine_computed_is_the_answer_without_a_synthesis_call():
+    llm, backend = counting_llm()
+    result = one_cell("SELECT COUNT(*) AS value FROM invoices WHERE paid = FALSE", 15)
+    answer = synthesize("How many invoices are unpaid?", [result], llm, Recorder())
+    assert backend.calls == [] and answer.value == "15" and answer.confidence == 1.0
+    assert answer.text == "Unpaid invoices: 15." and [c.row_key for c in answer.citations] == ["INV-1003"]
+
+
+@pytest.mark.parametrize(
+    "question, sql, cell",
+    [
+        # one row of what is counted, not a count: the model (or counts_the_rows) decides
+        ("How many invoices are unpaid?", "SELECT invoice_no AS value FROM invoices WHERE paid = FALSE", 1043),
+        ("Is invoice INV-1003 paid?", "SELECT paid AS value FROM invoices WHERE invoice_id = 'INV-1003'", True),
+        ("Why was the invoice disputed?", "SELECT note AS value FROM invoices LIMIT 1", "late delivery"),
+    ],
+)
+def test_a_single_cell_still_goes_to_the_model_where_it_may_not_be_the_answer(question, sql, cell):
+    llm, backend = counting_llm()
+    synthesize(question, [one_cell(sql, cell)], llm, Recorder())
+    assert len(backend.calls) >= 1

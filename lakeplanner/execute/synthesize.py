@@ -320,6 +320,37 @@ def fallback_value(results: list[NodeResult], frame: QuestionFrame) -> str | Non
     return None if frame.shape == "number" and not standalone_numbers(normalised(value)) else value  # "WH-05"
 
 
+CELL_OPERATIONS = frozenset({Operation.lookup, Operation.extreme, Operation.count, Operation.sum, Operation.average})
+AGGREGATED = frozenset({Operation.count, Operation.sum, Operation.average})
+
+
+def cell_answer(frame: QuestionFrame, exposed: list[NodeResult]) -> Draft | None:
+    """A draft without an LLM call, when the one table step a lookup, extreme or aggregate question
+    exposes returned one cell: the engine has computed the answer and a model could only copy it
+    (the same grounding checks settle it). A count, sum or average needs a statement that aggregates:
+    one row of ids is what is counted, not the count."""
+    if (
+        frame.operation not in CELL_OPERATIONS
+        or frame.several
+        or frame.second_ask
+        or frame.prose
+        or frame.document
+        or frame.shape == "yes_no"
+        or len(exposed) != 1
+        or exposed[0].tool == "vector"
+        or (value := fallback_value(exposed, frame)) is None
+    ):
+        return None
+    if frame.operation in AGGREGATED:
+        try:
+            if not exposed[0].sql or not is_aggregate(parse_select(exposed[0].sql[-1].sql)):
+                return None
+        except LakeplannerError:
+            return None
+    description = exposed[0].answer_description or "Answer"
+    return Draft(answer=[value], sentence=f"{description}: {value}.", sources=["R1"], abstain=False)
+
+
 def uncovered_terms(
     question: str, contract: Contract, results: list[NodeResult], mentions: Mentions | None = None
 ) -> list[str]:
@@ -390,6 +421,10 @@ def synthesize(
     if missing:
         return abstain(answer, f"{NOTHING_MENTIONS} {', '.join(missing)}", started)
     block, index = numbered_results(exposed)
+    if (cell := cell_answer(frame, exposed)) is not None:
+        outcome = settle(frame, cell, exposed)
+        if outcome.c_ground > 0.0:
+            return settled_answer(answer, outcome, frame, results, exposed, index, started)
     messages = synthesis_messages(question, block)
     for attempt in range(SYNTHESIS_ATTEMPTS):
         try:
@@ -414,6 +449,18 @@ def synthesize(
         outcome = definition(question, outcome.draft, defined, index, exposed)
     if outcome.c_ground == 0.0:
         return abstain(answer, outcome.failure, started)
+    return settled_answer(answer, outcome, frame, results, exposed, index, started)
+
+
+def settled_answer(
+    answer: Answer,
+    outcome: Settled,
+    frame: QuestionFrame,
+    results: list[NodeResult],
+    exposed: list[NodeResult],
+    index: dict[str, tuple[NodeResult, int | None]],
+    started: float,
+) -> Answer:
     answer.value, answer.items = "; ".join(outcome.items), outcome.items
     answer.text = with_row_key(frame, outcome.draft.sentence or answer.value, exposed)
     if outcome.calculated:
