@@ -936,3 +936,25 @@ def test_a_change_between_years_of_an_event_table_is_its_measure_per_year_of_the
     assert [r["year"] for r in result.rows] == [2023, 2024], result.rows
     assert answer.value == expected, (answer.reason, answer.text, result.rows)
     assert len([c for c in answer.citations if c.kind == "row"]) >= 2
+
+
+def test_a_chain_runs_in_process_and_a_plan_with_branches_on_ray(sample_lake):
+    from lakeplanner.execute.engine import has_branches
+
+    lake, _ = sample_lake
+    chain = Plan(
+        question="q",
+        nodes=(
+            PlanNode(question="a", tool="sql", label="$var_1", source="customers"),
+            PlanNode(question="b using $var_1.customer_id", tool="sql", label="$var_2", source="invoices"),
+        ),
+    )
+    branches = chain.model_copy(
+        update={"nodes": (*chain.nodes, PlanNode(question="c", tool="sql", label="$var_3", source="invoices"))}
+    )
+    assert not has_branches(chain) and has_branches(branches)
+    auto = Executor(lake, LLM(FakeBackend()), ExecSettings())
+    assert auto.mode_for(chain) == "serial" and auto.mode_for(branches) == "ray"
+    assert Executor(lake, LLM(FakeBackend()), ExecSettings(mode="ray")).mode_for(chain) == "ray"
+    auto._actor = object()  # once its actor holds Milvus Lite, every plan of this executor goes to it
+    assert auto.mode_for(chain) == "ray"

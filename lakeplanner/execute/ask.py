@@ -225,7 +225,8 @@ def ask(
                 answer = abstain(answer, f"no valid plan ({findings})", time.perf_counter())
                 answer.usage = usage(planning.steps)
             else:
-                with lineage.span("lakeplanner.execute", **{"lakeplanner.mode": executor.settings.mode}):
+                run = searched or planned.plan
+                with lineage.span("lakeplanner.execute", **{"lakeplanner.mode": executor.mode_for(run)}):
                     if searched is not None:  # no valid plan: the question searched as it is
                         results = run_nodes(executor, searched, lineage, on_result, " (fallback search)", access)
                     else:
@@ -244,7 +245,7 @@ def ask(
                     tables_could_not_answer(answer, results, frame)
                     and (search := fallback_search(lake, planned.plan, frame, anywhere=True)) is not None
                 ):
-                    with lineage.span("lakeplanner.execute", **{"lakeplanner.mode": executor.settings.mode}):
+                    with lineage.span("lakeplanner.execute", **{"lakeplanner.mode": executor.mode_for(search)}):
                         found = run_nodes(executor, search, lineage, on_result, " (documents after the tables)", access)
                     retried, again = synthesized(lake, question, found, executor, lineage, frame)
                     if not retried.abstained:

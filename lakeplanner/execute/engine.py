@@ -93,6 +93,15 @@ def topological(plan: Plan) -> list[PlanNode]:
     return order
 
 
+def has_branches(plan: Plan) -> bool:
+    """Whether two steps of the plan can run at once: it is not one chain of steps."""
+    dependencies = plan.dependencies()
+    depth: dict[str, int] = {}
+    for node in topological(plan):
+        depth[node.label] = 1 + max((depth[label] for label in dependencies[node.label]), default=-1)
+    return len(set(depth.values())) < len(depth)
+
+
 def failed_input(node: PlanNode, inputs: dict[str, Binding]) -> str | None:
     broken = [f"{label} ({b.error})" for label, b in inputs.items() if b.error]
     return f"skipped: its input {', '.join(broken)} failed" if broken else None
@@ -139,9 +148,16 @@ class Executor:
             self._llm = self.llm_factory()
         return self._llm
 
+    def mode_for(self, plan: Plan) -> str:
+        """Where `plan` runs. A chain gains nothing from Ray but its start-up and a second model, so `auto`
+        runs it in process, unless this executor's Ray actor already holds the vector store."""
+        if self.settings.mode != "auto":
+            return self.settings.mode
+        return "ray" if self._actor is not None or has_branches(plan) else "serial"
+
     def stream(self, plan: Plan, access: Access = OPEN) -> Iterator[NodeResult]:
         """Node results as they finish; every node reads only what `access` admits."""
-        if self.settings.mode == "serial":
+        if self.mode_for(plan) == "serial":
             yield from self._serial(plan, access)
         else:
             yield from self._ray(plan, access)

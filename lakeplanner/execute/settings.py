@@ -16,7 +16,11 @@ class ExecSettings(TableSettings):
     model_config = SettingsConfigDict(env_prefix="LAKEPLANNER_EXEC_", extra="forbid")
     toml_table = "execute"
 
-    mode: Literal["ray", "serial"] = Field("ray", description="ray: a Ray task graph; serial: in process, in order")
+    mode: Literal["auto", "ray", "serial"] = Field(
+        "auto",
+        description="auto: a Ray task graph for a plan whose steps can run at once, in process for a chain; "
+        "ray: always a Ray task graph; serial: in process, in order",
+    )
     ray_address: str | None = Field(None, description="Ray cluster address (default: start Ray locally)")
     ray_cpus: int | None = Field(None, description="CPUs for a local Ray (default: all cores)")
     node_timeout_s: float = Field(600.0, description="the longest one node may run")

@@ -1,0 +1,224 @@
+"""Latency: what a question costs lakeplanner, lever by lever, against top-k RAG on the same model.
+
+    python benchmarks/latency.py                       # the sample lake's 10 questions + TAT-QA's first 50
+    python benchmarks/latency.py --tatqa 0             # the sample lake only (about 15 minutes)
+    python benchmarks/latency.py --report              # latency.md and .json from the runs
+
+Each question is asked by every configuration in turn (so a loaded machine slows them alike), in one
+process, serially, without the plan cache (a cached plan would hide what planning costs):
+- `before`: no prefix states kept (llama.cpp reuses only the prefix shared with the previous call);
+- `prefix-states`: the KV states of fixed prompt prefixes kept across calls (LAKEPLANNER_LLM_PREFIX_CACHE_MB);
+- `rag`: top rows + top chunks, one generation (benchmarks/qabench/methods.py), on the same backend
+  as `prefix-states` (its fixed instructions are kept too).
+Per configuration it reports p50 and mean seconds, LLM calls, prompt tokens sent and evaluated and
+generated tokens per question, and right answers (sample lake: every expected value held; TAT-QA: EM).
+Records go to benchmarks/results/runs/latency.jsonl (a rerun skips what is there at the same commit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.generality import LAKES, is_right
+from benchmarks.qabench.answers import judge
+from benchmarks.qabench.data import lake_for, load
+from benchmarks.qabench.methods import timed
+from lakeplanner import Lake
+from lakeplanner.llm.base import LLM
+from lakeplanner.llm.local import LocalBackend
+from lakeplanner.llm.settings import LLMSettings
+
+HERE = Path(__file__).resolve().parent
+RUNS, WORK = HERE / "results" / "runs" / "latency.jsonl", HERE / ".work" / "qa"
+CONFIGS = {"before": {"prefix_cache_mb": 0}, "prefix-states": {}}
+METHOD = {"before": "lakeplanner", "prefix-states": "lakeplanner", "rag": "rag"}
+
+
+def log(text: str) -> None:
+    print(time.strftime("%H:%M:%S"), text, flush=True)
+
+
+def commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE.parent, capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
+def models() -> dict[str, LLM]:
+    llms = {}
+    for name, overrides in CONFIGS.items():
+        settings = LLMSettings(backend="local", model="default", **overrides)
+        llms[name] = LLM(LocalBackend(settings), settings)
+    return llms | {"rag": llms["prefix-states"]}
+
+
+def done(at: str) -> set[tuple[str, str, str]]:
+    if not RUNS.exists():
+        return set()
+    records = [json.loads(line) for line in RUNS.read_text().splitlines() if line.strip()]
+    return {(r["set"], r["uid"], r["config"]) for r in records if r["commit"] == at}
+
+
+def ask_each(llms: dict[str, LLM], lake: Lake, item: dict, at: str, skip: set) -> None:
+    for config, llm in llms.items():
+        if (item["set"], item["uid"], config) in skip:
+            continue
+        outcome, usage, seconds, error = timed(METHOD[config], lake, item["question"], llm)
+        record = item | {
+            "config": config,
+            "seconds": round(seconds, 2),
+            "llm_calls": usage.calls,
+            "prompt_tokens": usage.prompt_tokens,
+            "prompt_tokens_evaluated": usage.prompt_tokens_evaluated,
+            "completion_tokens": usage.completion_tokens,
+            "right": item["right"](outcome),
+            "value": outcome.value,
+            "error": error,
+            "commit": at,
+        }
+        with RUNS.open("a") as fh:
+            fh.write(json.dumps(record, default=str) + "\n")
+        log(f"{item['set']} {item['uid'][:12]:<12} {config:<14} {seconds:6.1f} s right={record['right']}")
+
+
+def sample_items() -> list[dict]:
+    questions = json.loads((LAKES["sample"] / "questions.json").read_text())
+    return [
+        {
+            "set": "sample",
+            "uid": f"s{i}",
+            "question": q["question"],
+            "right": lambda o, q=q: not o.abstained and is_right(str(o.value or ""), o.abstained, q.get("expect", [])),
+        }
+        for i, q in enumerate(questions)
+    ]
+
+
+def run(tatqa: int) -> None:
+    at, skip = commit(), done(commit())
+    RUNS.parent.mkdir(parents=True, exist_ok=True)
+    llms = models()
+    with tempfile.TemporaryDirectory() as work:
+        lake = Lake.create(Path(work) / "sample")
+        lake.ingest(LAKES["sample"])
+        lake.release_vectors()
+        for item in sample_items():
+            ask_each(llms, lake, item, at, skip)
+        lake.close()
+    if tatqa:
+        questions, contexts = load("tatqa", tatqa)
+        for q in questions:
+            context = contexts[q.context]
+            lake = lake_for(context, WORK / "tatqa")
+            item = {
+                "set": "tatqa",
+                "uid": q.uid,
+                "question": q.question,
+                "right": lambda o, q=q, c=context: judge(q, c, o.value)[2].em == 1,
+            }
+            try:
+                ask_each(llms, lake, item, at, skip)
+            finally:
+                lake.close()
+
+
+# ---------------------------------------------------------------- report
+
+
+def figures(records: list[dict]) -> dict:
+    n = len(records)
+    seconds = [r["seconds"] for r in records]
+    return {
+        "questions": n,
+        "p50_s": round(statistics.median(seconds), 2),
+        "mean_s": round(statistics.fmean(seconds), 2),
+        "llm_calls_per_question": round(sum(r["llm_calls"] for r in records) / n, 2),
+        "prompt_tokens_per_question": round(sum(r["prompt_tokens"] for r in records) / n),
+        "prompt_tokens_evaluated_per_question": round(sum(r["prompt_tokens_evaluated"] for r in records) / n),
+        "generated_tokens_per_question": round(sum(r["completion_tokens"] for r in records) / n),
+        "right": sum(bool(r["right"]) for r in records),
+    }
+
+
+def report() -> dict:
+    records = [json.loads(line) for line in RUNS.read_text().splitlines() if line.strip()]
+    latest = records[-1]["commit"]
+    records = [r for r in records if r["commit"] == latest]
+    configs_of: dict[tuple[str, str], set[str]] = {}
+    for r in records:
+        configs_of.setdefault((r["set"], r["uid"]), set()).add(r["config"])
+    # only questions every configuration answered (a run may have stopped half way through one)
+    records = [r for r in records if configs_of[(r["set"], r["uid"])] == set(METHOD)]
+    table = {
+        (s, c): figures([r for r in records if r["set"] == s and r["config"] == c])
+        for s in ("sample", "tatqa")
+        for c in ("before", "prefix-states", "rag")
+        if any(r["set"] == s and r["config"] == c for r in records)
+    }
+    by_set = {f"{s}/{c}": v for (s, c), v in table.items()}
+    result = {"commit": latest, "date": time.strftime("%Y-%m-%d"), "by_set": by_set}
+    main = "tatqa" if ("tatqa", "rag") in table else "sample"
+    ours, rag = table[(main, "prefix-states")], table[(main, "rag")]
+    result |= {
+        "measured_on": main,
+        "p50_s": ours["p50_s"],
+        "rag_p50_s": rag["p50_s"],
+        "p50_over_rag": round(ours["p50_s"] / rag["p50_s"], 2),
+        "prompt_tokens_evaluated_per_question": ours["prompt_tokens_evaluated_per_question"],
+        "generated_tokens_per_question": ours["generated_tokens_per_question"],
+        "llm_calls_per_question": ours["llm_calls_per_question"],
+        "sample_right": table[("sample", "prefix-states")]["right"] if ("sample", "prefix-states") in table else None,
+    }
+    if main == "tatqa":
+        result |= {"em": ours["right"] / ours["questions"], "rag_em": rag["right"] / rag["questions"]}
+    (HERE / "results" / "latency.json").write_text(json.dumps(result, indent=2) + "\n")
+    (HERE / "results" / "latency.md").write_text(markdown(result))
+    print(markdown(result))
+    return result
+
+
+def markdown(result: dict) -> str:
+    lines = [
+        "# Latency: lakeplanner lever by lever vs top-k RAG (same model, same machine, one run)",
+        "",
+        f"Commit {result['commit']}, {result['date']}; Qwen2.5-Coder-1.5B Q4_K_M on 2 CPU cores; each question asked "
+        "by every configuration in turn, serially, plan cache off. Produced by `python benchmarks/latency.py`.",
+        "",
+        "| questions / configuration | n | p50 s | mean s | LLM calls | prompt tokens sent | prompt tokens evaluated "
+        "| generated tokens | right |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, f in result["by_set"].items():
+        lines.append(
+            f"| {name} | {f['questions']} | {f['p50_s']} | {f['mean_s']} | {f['llm_calls_per_question']} | "
+            f"{f['prompt_tokens_per_question']} | {f['prompt_tokens_evaluated_per_question']} | "
+            f"{f['generated_tokens_per_question']} | {f['right']} |"
+        )
+    lines += [
+        "",
+        f"p50 over RAG's ({result['measured_on']}): **{result['p50_over_rag']}** (target <= 1.2).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tatqa", type=int, default=50, help="TAT-QA questions after the sample lake's (default 50)")
+    parser.add_argument("--report", action="store_true", help="write results/latency.md and .json from the runs")
+    args = parser.parse_args()
+    if not args.report:
+        run(args.tatqa)
+    report()
+
+
+if __name__ == "__main__":
+    main()
