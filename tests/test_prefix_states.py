@@ -54,13 +54,19 @@ CALLS = [
 ]
 
 
-def asked(prefix_cache_mb: int) -> list:
+def asked(prefix_cache_mb: int, directory=None, calls=CALLS) -> list:
     from lakeplanner.llm.local import LocalBackend
 
-    settings = LLMSettings(backend="local", model="small", prefix_cache_mb=prefix_cache_mb)
+    settings = LLMSettings(
+        backend="local",
+        model="small",
+        prefix_cache_mb=prefix_cache_mb,
+        prefix_states_on_disk=directory is not None,
+        prefix_states_dir=directory,
+    )
     llm = LLM(LocalBackend(settings), settings)
     try:
-        return [llm.complete([system(*s), user(q)], max_tokens=12) for s, q in CALLS]
+        return [llm.complete([system(*s), user(q)], max_tokens=12) for s, q in calls]
     finally:
         llm.close()
 
@@ -87,3 +93,24 @@ def test_a_system_message_of_parts_marks_where_each_fixed_part_ends():
         "fixed instructions\na schema slice\n",
     ]
     assert "cache_points" not in message.model_dump() and system("one").cache_points == ()
+
+
+def test_snapshots_on_disk_serve_the_next_process_and_stay_within_the_capacity(tmp_path):
+    first = PrefixStates(100, tmp_path)
+    first.put(snap([1, 2]))
+    first.put(snap([1, 2, 3]))
+    later = PrefixStates(100, tmp_path)  # a new process, same directory
+    assert later.longest([1, 2, 3, 4]) == snap([1, 2, 3])
+    first.put(snap([7], size=60))  # files past 100 bytes on disk: the least recently used go
+    assert [7] in PrefixStates(100, tmp_path) and len(list(tmp_path.glob("*.kv"))) == 1
+    (tmp_path / "junk.kv").write_bytes(b"not a state")  # unreadable files are ignored
+    assert len(PrefixStates(100, tmp_path)) == 1
+
+
+@pytest.mark.real_model
+def test_a_later_process_restores_the_prefixes_an_earlier_one_kept(tmp_path):
+    cold = asked(256, tmp_path, CALLS[:2])
+    warm = asked(256, tmp_path, CALLS[2:4])  # a new backend: same families, other questions
+    assert [c.usage.prompt_tokens_evaluated for c in cold] == [c.usage.prompt_tokens for c in cold]
+    assert all(c.usage.prompt_tokens_evaluated < 30 for c in warm)
+    assert [c.text for c in warm] == [c.text for c in asked(0, None, CALLS[2:4])]

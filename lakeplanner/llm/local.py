@@ -18,6 +18,7 @@ import json
 import os
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 try:
@@ -29,9 +30,9 @@ except ImportError:  # the [llm] extra is optional; LocalBackend says how to ins
 
 from lakeplanner.errors import LLMUnavailableError, MissingDependencyError
 from lakeplanner.llm.base import Backend, Message, RawCompletion, register_backend
-from lakeplanner.llm.prefix_states import PrefixStates, Snapshot, shared_length
+from lakeplanner.llm.prefix_states import PrefixStates, Snapshot, shared_length, state_directory
 from lakeplanner.llm.settings import LLMSettings
-from lakeplanner.llm.weights import MODELS, model_path
+from lakeplanner.llm.weights import MODELS, default_cache_dir, model_path
 from lakeplanner.timebox import check_time, seconds_left
 
 BUILD_HINT = (
@@ -82,6 +83,14 @@ def load_hint(settings: LLMSettings) -> str:
     )
 
 
+def states_directory(settings: LLMSettings, model_file: Path) -> Path | None:
+    """Kept prefix states of this model file, llama.cpp build and context size."""
+    if not settings.prefix_states_on_disk:
+        return None
+    root = settings.prefix_states_dir or (settings.cache_dir or default_cache_dir()) / "prefix-states"
+    return state_directory(root, model_file, llama_cpp.__version__, settings.context_tokens)
+
+
 class LocalBackend(Backend):
     provider = "llama.cpp"
 
@@ -105,7 +114,9 @@ class LocalBackend(Backend):
         except (ValueError, RuntimeError) as e:
             raise LLMUnavailableError(f"llama.cpp could not load {path}: {e}", hint=load_hint(settings)) from e
         self.formatter = self.chat_formatter()
-        self.states = PrefixStates(settings.prefix_cache_mb << 20) if settings.prefix_cache_mb > 0 else None
+        self.states = None
+        if settings.prefix_cache_mb > 0:
+            self.states = PrefixStates(settings.prefix_cache_mb << 20, states_directory(settings, path))
 
     def chat_formatter(self) -> Jinja2ChatFormatter:
         template = self.llama.metadata.get("tokenizer.chat_template")

@@ -47,7 +47,11 @@ class LLMSettings(TableSettings):
     threads: int | None = Field(None, description="CPU threads for the local model (default: all cores)")
     context_tokens: int = Field(8192, description="context window of the local model")
     prefix_cache_mb: int = Field(
-        512, description="local: memory for KV states of fixed prompt prefixes kept across calls (0: off)"
+        512, description="local: memory (and disk) for KV states of fixed prompt prefixes kept across calls (0: off)"
+    )
+    prefix_states_on_disk: bool = Field(True, description="local: also keep them on disk for later processes")
+    prefix_states_dir: Path | None = Field(
+        None, description="local: where on disk (default: prefix-states/ in the model cache directory)"
     )
     max_tokens: int = Field(512, description="largest completion")
     seed: int = Field(0, description="sampling seed; decoding is greedy (temperature 0) anyway")
