@@ -36,6 +36,7 @@ RAG_ROWS, RAG_CHUNKS, REACT_STEPS, OBSERVATION_CHARS = 12, 5, 8, 1500
 
 class Outcome(BaseModel):
     value: str | list[str] | None
+    text: str = ""  # lakeplanner's answer sentence
     abstained: bool = False
     reason: str | None = None
     data_chars: int = 0
@@ -87,6 +88,7 @@ class OnePassPlanner:
 def answer_outcome(answer) -> Outcome:
     return Outcome(
         value=None if answer.abstained else (answer.items or answer.value),
+        text=answer.text or "",
         abstained=answer.abstained,
         reason=answer.reason,
         data_chars=answer.data_chars,
