@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.generality import LAKES, is_right
+from benchmarks.generality import LAKES, commit, is_right, log
 from benchmarks.qabench.answers import judge
 from benchmarks.qabench.data import lake_for, load
 from benchmarks.qabench.methods import METHODS, answer_outcome, timed
@@ -54,15 +53,6 @@ def run_uncached(lake: Lake, question: str, llm: LLM):
 
 
 METHODS["lakeplanner-uncached"] = run_uncached
-
-
-def log(text: str) -> None:
-    print(time.strftime("%H:%M:%S"), text, flush=True)
-
-
-def commit() -> str:
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE.parent, capture_output=True, text=True)
-    return out.stdout.strip() or "unknown"
 
 
 def models() -> dict[str, LLM]:
@@ -124,7 +114,8 @@ def sample_items() -> list[dict]:
 
 
 def run(tatqa: int) -> None:
-    at, skip = commit(), done(commit())
+    at = commit()
+    skip = done(at)
     RUNS.parent.mkdir(parents=True, exist_ok=True)
     llms = models()
     with tempfile.TemporaryDirectory() as work:

@@ -341,12 +341,8 @@ def cell_answer(frame: QuestionFrame, exposed: list[NodeResult]) -> Draft | None
         or (value := fallback_value(exposed, frame)) is None
     ):
         return None
-    if frame.operation in AGGREGATED:
-        try:
-            if not exposed[0].sql or not is_aggregate(parse_select(exposed[0].sql[-1].sql)):
-                return None
-        except LakeplannerError:
-            return None
+    if frame.operation in AGGREGATED and last_statement_aggregates(exposed[0]) is not True:
+        return None
     description = exposed[0].answer_description or "Answer"
     return Draft(answer=[value], sentence=f"{description}: {value}.", sources=["R1"], abstain=False)
 
@@ -551,17 +547,25 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Set
     return Settled(items, draft, c_ground, calculated)
 
 
+def last_statement_aggregates(result: NodeResult) -> bool | None:
+    """Whether the statement that produced a step's rows aggregates; None when no statement ran or it
+    cannot be read."""
+    if not result.sql:
+        return None
+    try:
+        return is_aggregate(parse_select(result.sql[-1].sql))
+    except LakeplannerError:
+        return None
+
+
 def counts_the_rows(frame: QuestionFrame, items: list[str], exposed: list[NodeResult]) -> bool:
     """A count question answered with the number of rows its one table step returned ("how many
     invoices of C036 are overdue?" over the rows of those invoices): a figure no cell states, yet
     the rows state it."""
     tables = [r for r in exposed if r.tool == "sql" and r.rows]
-    if frame.operation is not Operation.count or len(tables) != 1 or not tables[0].sql:
+    if frame.operation is not Operation.count or len(tables) != 1:
         return False
-    try:
-        if is_aggregate(parse_select(tables[0].sql[-1].sql)):  # its rows are counts or sums, not what is counted
-            return False
-    except LakeplannerError:
+    if last_statement_aggregates(tables[0]) is not False:  # its rows are counts or sums, not what is counted
         return False
     return numbers_in(normalised("; ".join(items))) == [float(tables[0].rows_total)]
 

@@ -115,7 +115,7 @@ class LocalBackend(Backend):
             raise LLMUnavailableError(f"llama.cpp could not load {path}: {e}", hint=load_hint(settings)) from e
         self.formatter = self.chat_formatter()
         self.states = None
-        if settings.prefix_cache_mb > 0:
+        if settings.prefix_cache_mb > 0 and prefix_reuse:
             self.states = PrefixStates(settings.prefix_cache_mb << 20, states_directory(settings, path))
 
     def chat_formatter(self) -> Jinja2ChatFormatter:
@@ -191,7 +191,7 @@ class LocalBackend(Backend):
         segment by segment from checkpoint to checkpoint (so a cold and a warm call split the prompt
         alike and compute the same numbers), snapshotting each; returns the tokens evaluated."""
         live = self.reusable(prompt, checkpoints) if self.prefix_reuse else 0
-        kept = self.states.longest(prompt) if self.states is not None and self.prefix_reuse else None
+        kept = self.states.longest(prompt) if self.states is not None else None
         if kept is not None and len(kept.tokens) > live and self.restore(kept):
             live = len(kept.tokens)
         self.truncate(live)
