@@ -88,6 +88,37 @@ def test_thresholds_and_negations_are_read():
     assert read_question("Which invoice was paid?").comparison is None
 
 
+@pytest.mark.parametrize(
+    ("question", "operation"),
+    [
+        ("Which shipment was delayed by the storm, and what is its total weight?", Operation.lookup),
+        ("Who manages the Leeds depot, and what is her average rating?", Operation.lookup),
+        ("What is the total weight of the lost shipments?", Operation.sum),
+        ("What is the average delay of each carrier's shipments?", Operation.average),
+    ],
+)
+def test_one_things_own_total_is_its_attribute_not_an_aggregate(question, operation):
+    assert read_question(question).operation is operation
+
+
+@pytest.mark.parametrize(
+    ("question", "one"),
+    [
+        ("Which carrier lost the pallet?", "carrier"),
+        ("One pallet was lost in transit. Which depot had shipped it?", "depot"),
+        ("One pallet was lost in transit. What did the carrier charge for it?", "pallet"),
+        ("Which carriers lost a pallet?", None),
+        ("Which depot shipped each order?", None),
+        ("Which carrier shipped more than one pallet?", "carrier"),
+        ("One of the pallets was lost. What did it weigh?", None),
+        ("Who lost the pallet?", None),
+        ("What is the total weight?", None),
+    ],
+)
+def test_the_one_thing_meant_is_read_from_which_or_a_sentence_opening_with_one(question, one):
+    assert read_question(question).one == one
+
+
 def test_the_question_word_is_read_wherever_it_stands():
     assert read_question("When was order ORD-50020 placed?").wh == "when"
     assert read_question("order ORD-50042 was placed by whom?").wh == "who"

@@ -106,6 +106,7 @@ class QuestionFrame(_Frozen):
     attribute: Span | None = None  # the subject's head phrase ("the total weight"): what a lookup returns
     wh: str | None = None  # the question word: who, when, where, why, which, what, how
     entity: str | None = None  # the kind of thing asked for ("carrier" in "which carrier"), 'person' for who
+    one: str | None = None  # the kind of thing exactly one is meant of: "which invoice", "one invoice was ..."
     counted: Span | None = None  # "how many invoices": what a count counts
     unit: Span | None = None  # "how many hours", "how many more kilograms": the unit a quantity is asked in
     seconds_per_unit: int | None = None  # the length of a time unit asked in ("hours": 3600)

@@ -19,6 +19,7 @@ class Lexicon(BaseModel):
 
     operations: dict[str, list[str]]
     label_prefixes: list[str]
+    owners_of_one: list[str] = []
     direction: dict[str, list[str]]
     superlative_only: list[str]
     first_last: dict[str, list[str]]

@@ -33,6 +33,7 @@ WORD = re.compile(r"[\w'&-]+")
 WHICH = re.compile(r"\bwhich\s+(?:one\s+of\s+the\s+)?([a-z][\w-]*)", re.I)
 HOW_MANY = re.compile(r"\bhow many\s+(?:more\s+|fewer\s+|less\s+|of\s+the\s+)?([a-z][\w-]*)", re.I)
 HOW_MUCH = re.compile(r"\bhow much\s+(?:more\s+|less\s+)?([a-z][\w-]*)", re.I)
+ONE_OPENING = re.compile(r"(?:^|[.?!;]\s+)one\s+([a-z][\w-]*)", re.I)
 TOP = re.compile(r"\b(?:top|first|last|bottom)\s+(\d{1,3})\b", re.I)
 ASKED = re.compile(
     r"^\s*(?:what|which|who|how much|how many)\s+(?:is|are|was|were|did|does|do)?\s*(?P<subject>[^?]+)", re.I
@@ -118,6 +119,7 @@ def read_frame(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         attribute=attribute_of(subject, words),
         wh=question_word(text, words),
         entity=entity_of(text, words),
+        one=None if several else one_meant(text, words),
         counted=None if unit else counted_of(text),
         unit=unit,
         seconds_per_unit=words.time_units.get(unit_stem(unit.text)) if unit else None,
@@ -146,14 +148,15 @@ def find(phrases: list[str], text: str) -> Span | None:
 
 
 def operation_of(text: str, words: Lexicon, unit: Span | None = None) -> tuple[Operation, Span | None]:
-    """The first operation, in lexicon order, whose cue the question holds (an average of a rate that
-    a label prefix names, 'weighted average', is no operation; 'how many hours' asks a quantity, not a count)."""
+    """The first operation, in lexicon order, whose cue the question holds (a labelled average,
+    'weighted average', or one thing's own total, 'its total amount', is no operation; 'how many hours'
+    asks a quantity, not a count)."""
     if (opening := find(words.count_openers, text)) and not text[: opening.start].strip():
         return Operation.count, opening
     for name, phrases in words.operations.items():
         pattern = cached_pattern(tuple(phrases))
         for match in pattern.finditer(text) if pattern else ():
-            if name == "average" and labelled(text[: match.start()], words.label_prefixes):
+            if attribute_of_one(text[: match.start()], Operation(name), words):
                 continue
             if name == "count" and unit is not None and match.start() <= unit.start <= match.end() + 12:
                 continue
@@ -179,12 +182,20 @@ def measure_of(text: str, operation: Operation, words: Lexicon, unit: Span | Non
     for measure in MEASURES:
         pattern = cached_pattern(tuple(words.operations[measure.value]))
         for match in pattern.finditer(text) if pattern else ():
-            if measure is Operation.average and labelled(text[: match.start()], words.label_prefixes):
+            if attribute_of_one(text[: match.start()], measure, words):
                 continue
             if measure is Operation.count and unit is not None and match.start() <= unit.start <= match.end() + 12:
                 continue
             found.append((match.start(), -len(match.group(0)), measure))
     return min(found)[2] if found else None
+
+
+def attribute_of_one(before: str, operation: Operation, words: Lexicon) -> bool:
+    """Whether an aggregate's cue names an attribute instead: a label ('weighted average') or one
+    thing's own total or average ('its total amount')."""
+    if operation is Operation.average and labelled(before, words.label_prefixes):
+        return True
+    return operation in (Operation.sum, Operation.average) and labelled(before, words.owners_of_one)
 
 
 def labelled(before: str, prefixes: list[str]) -> bool:
@@ -349,7 +360,22 @@ def entity_of(text: str, words: Lexicon) -> str | None:
     noun = match.group(1).lower()
     if noun in words.stopwords or noun in ("year", "years"):
         return None
-    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+    return noun[:-1] if plural(noun) else noun
+
+
+def one_meant(text: str, words: Lexicon) -> str | None:
+    """The kind of thing exactly one is meant of: 'which invoice ...' (not 'which invoices'), or a
+    sentence opening 'One invoice was disputed ...'."""
+    match = WHICH.search(text)
+    if match and entity_of(text, words) == match.group(1).lower():
+        return match.group(1).lower()
+    opening = ONE_OPENING.search(text)
+    noun = opening.group(1).lower() if opening else ""
+    return noun if noun and noun not in words.stopwords and not plural(noun) else None
+
+
+def plural(noun: str) -> bool:
+    return noun.endswith("s") and not noun.endswith("ss")
 
 
 def unit_of(text: str, words: Lexicon) -> Span | None:
