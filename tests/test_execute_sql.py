@@ -161,6 +161,24 @@ def test_category_literals_are_fixed_in_the_statement_but_bound_values_kept():
     assert len(edits) == 2
 
 
+def test_a_category_filter_no_row_holds_is_dropped_where_earlier_results_choose_the_rows():
+    """Documents tell of the dispute; the status column holds no 'disputed': the condition would empty
+    the step whatever rows the search found."""
+    from lakeplanner.execute.sql import drop_unheld_category_filters
+
+    held = {"shipments.state": ["delivered", "in transit", "lost"]}
+    statement = parse_select(
+        "SELECT carrier FROM shipments WHERE doc_id IN ('D1', 'D2') AND state = 'damaged' AND state = 'Lost'"
+    )
+    edits = drop_unheld_category_filters(statement, held, keep={"D1", "D2"})
+    assert statement.sql("duckdb") == (
+        "SELECT carrier FROM shipments WHERE doc_id IN ('D1', 'D2') AND state = 'Lost'"
+    )  # 'Lost' is close to a held value: fix_category_literals spells it
+    assert edits == ["state = 'damaged' dropped (no row holds it; earlier results choose the rows)"]
+    alone = parse_select("SELECT carrier FROM shipments WHERE state = 'damaged'")
+    assert drop_unheld_category_filters(alone, held) == []  # the only filter: the step's retry tells the values
+
+
 def test_an_aggregate_over_compared_values_is_grouped_by_them():
     from lakeplanner.execute.sql import group_compared_values
 

@@ -109,6 +109,22 @@ def test_evidence_is_sought_for_the_sub_question_and_the_users_question():
     )
 
 
+def test_a_step_that_is_a_clause_of_the_question_is_sought_alone():
+    """The question's other clauses are what other steps ask: evidence for "which customer agreed to a
+    plan" is not sought for "how many invoices" too."""
+    from lakeplanner.execute.vector import focus
+    from lakeplanner.plan.model import PlanNode
+
+    asked = "Per the Q1 staffing note, which depot lost a forklift, and how many shifts has that depot run?"
+    node = PlanNode(
+        question="Per the Q1 staffing note, which depot lost a forklift",
+        tool="vector",
+        label="$var_1",
+        source="documents",
+    )
+    assert focus(node, asked) == "Per the Q1 staffing note, which depot lost a forklift"
+
+
 def test_the_neighbour_of_a_passage_is_the_next_passage_not_a_heading(sample_lake):
     from lakeplanner.execute.vector import SegmentReader, is_heading, neighbour_finder
 

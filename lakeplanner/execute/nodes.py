@@ -39,6 +39,7 @@ from lakeplanner.plan.validate import LakeSchema, check_sql, validate
 from lakeplanner.policy import OPEN, Access
 from lakeplanner.policy.injection import name_addresses_the_model, withheld_value
 from lakeplanner.question import QuestionFrame, packs_for, read_question
+from lakeplanner.question.words import stem
 
 KEYS_CITED = 50
 FLOAT_DIGITS = 10  # binary noise off computed cells: 1.2 - 1.6 is -0.40000000000000013
@@ -242,6 +243,8 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             statement = sqlnode.checked(statement, schema.tables, tables, settings.row_cap)
             edits += sqlnode.fix_key_literals(statement, categories, contract, schema.tables, keep=bound_literals)
             edits += sqlnode.fix_category_literals(statement, categories, keep=bound_literals)
+            if bound_literals:
+                edits += sqlnode.drop_unheld_category_filters(statement, categories, keep=bound_literals)
             edits += sqlnode.group_compared_values(statement, frame, keep=bound_literals)
             written = statement
             statement = sqlnode.with_row_keys(statement, keys)
@@ -336,6 +339,8 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
     for row in result.rows:  # the key of the row the document is linked to, for a successor's join
         row["linked_key"] = row["linked_keys"][0] if row["linked_keys"] else None
     result.rows = named_documents(result.rows, result.answer) or result.rows
+    if asked:
+        result.rows = the_one_asked(result.rows, read_question(asked, packs_for(services.contract)))
     result.rows_total = len(result.rows)
     if not state.sufficient:
         result.advice.append(f"evidence iteration stopped without sufficiency ({state.stop})")
@@ -352,6 +357,16 @@ def named_documents(rows: list[dict], answer: str | None) -> list[dict]:
         return bool(value) and re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", answer, re.I) is not None
 
     return [r for r in rows if named(r["document_id"] or "") or any(map(named, r["linked_keys"]))]
+
+
+def the_one_asked(rows: list[dict], frame: QuestionFrame) -> list[dict]:
+    """ "Which invoice was disputed ...?": of the documents selected about rows of the kind asked for,
+    only the first chosen flows on, else a successor reads the rows of every candidate as one answer."""
+    if frame.one is None or len(rows) < 2:
+        return rows
+    if all(r["linked_table"] and stem(r["linked_table"]) == stem(frame.one) for r in rows):
+        return rows[:1]
+    return rows
 
 
 LINKED_KEY_COLUMNS = frozenset({"linked_key", "linked_keys"})  # a search result's rows the documents cite

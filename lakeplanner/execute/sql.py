@@ -246,6 +246,29 @@ def fix_category_literals(
     return edits
 
 
+def drop_unheld_category_filters(
+    statement: exp.Select, categories: dict[str, list[str]], keep: set[str] = frozenset()
+) -> list[str]:
+    """`AND column = 'x'` where the category column holds no such value, nor one close, in a statement
+    whose rows earlier results already choose: the condition restates the question's words, not the
+    data ("status = 'disputed'" where documents tell of the dispute), and would empty the step by
+    construction; it is dropped. Edits in place."""
+    held = {key.split(".", 1)[1]: values for key, values in categories.items()}
+    edits = []
+    for condition in list(statement.find_all(exp.EQ)):
+        column, literal = condition.this, condition.expression
+        if not isinstance(column, exp.Column) or column.name not in held or not isinstance(condition.parent, exp.And):
+            continue
+        if not isinstance(literal, exp.Literal) or not literal.is_string or literal.this in keep:
+            continue
+        if literal.this in held[column.name] or closest_value(literal.this, held[column.name]) is not None:
+            continue
+        conjunction = condition.parent
+        conjunction.replace(conjunction.right if conjunction.left is condition else conjunction.left)
+        edits.append(f"{column.name} = '{literal.this}' dropped (no row holds it; earlier results choose the rows)")
+    return edits
+
+
 def fix_key_literals(
     statement: exp.Select,
     categories: dict[str, list[str]],

@@ -58,9 +58,17 @@ def sub_question(node: PlanNode) -> str:
 
 
 def focus(node: PlanNode, asked: str) -> str:
-    """What evidence must answer: the sub-question, and the user's question it serves."""
+    """What evidence must answer: the sub-question, and the user's question it serves, unless the
+    sub-question is a clause of it (the rest is what other steps ask: "which customer agreed to a
+    payment plan" of "..., and how many invoices has that customer been issued?")."""
     sub = sub_question(node)
-    return f"{sub} (the user asked: {asked})" if asked and asked != sub else sub
+    if not asked or clause_of_question(sub, asked):
+        return sub
+    return f"{sub} (the user asked: {asked})"
+
+
+def clause_of_question(sub: str, asked: str) -> bool:
+    return " ".join(sub.split()).rstrip(" ?.").casefold() in " ".join(asked.split()).casefold()
 
 
 _COLUMN_LEAD = re.compile(r"^\w+_\w+\s+of\s+(?=\S)")
