@@ -603,6 +603,21 @@ def test_a_search_passes_on_only_the_documents_its_answer_names():
     assert named_documents(rows, "a late delivery") == [] and named_documents(rows, None) == []
 
 
+def test_a_search_for_the_one_thing_asked_passes_on_its_first_choice_only():
+    from lakeplanner.execute.nodes import the_one_asked
+    from lakeplanner.question import read_question
+
+    rows = [
+        {"document_id": "DOC-SHP-7", "linked_table": "shipments", "linked_keys": ["SHP-7"]},
+        {"document_id": "DOC-SHP-9", "linked_table": "shipments", "linked_keys": ["SHP-9"]},
+    ]
+    one = read_question("Which shipment was damaged in the storm, and what did it weigh?")
+    assert the_one_asked(rows, one) == rows[:1]
+    assert the_one_asked(rows, read_question("Which shipments were damaged in the storm?")) == rows
+    other_kind = read_question("Which carrier damaged a shipment in the storm?")
+    assert the_one_asked(rows, other_kind) == rows  # the documents are about shipments, not the carrier asked
+
+
 def test_a_number_the_sentence_adds_that_nothing_states_is_found():
     from lakeplanner.execute.synthesize import unsupported_numbers
 
@@ -612,6 +627,20 @@ def test_a_number_the_sentence_adds_that_nothing_states_is_found():
     assert unsupported_numbers(made_up, ["Kessler & Vogt"], [memo], question) == [3.0]
     assert unsupported_numbers("Kessler & Vogt (C003) agreed in Q3 2024.", ["Kessler & Vogt"], [memo], question) == []
     assert unsupported_numbers("The total is 620,176.77 EUR.", ["620,176.77"], [ROWS], "What is the total?") == []
+
+
+def test_a_sentence_that_states_none_of_the_answer_is_found():
+    from lakeplanner.execute.synthesize import omits_the_answer
+    from lakeplanner.question import read_question
+
+    asked = read_question("What notice period does the depot's lease specify?")
+    copied = "Overdue rent accrues a late fee of 1.0% per month on the outstanding balance."
+    assert omits_the_answer(copied, ["60 days"], asked)
+    assert not omits_the_answer("The lease specifies a notice period of 60 days.", ["60 days"], asked)
+    assert not omits_the_answer("The lease asks for sixty (60) days' notice.", ["60 days"], asked)
+    assert not omits_the_answer("It weighs 1,250.5 kg.", ["1250.5"], asked)
+    yes_no = read_question("Do both leases specify the same notice period?")
+    assert not omits_the_answer("Both leases ask for 60 days.", ["yes"], yes_no)
 
 
 def test_an_adjective_qualifying_the_asked_attribute_is_no_missing_concept(sample_lake):

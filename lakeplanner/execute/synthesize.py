@@ -542,7 +542,7 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Set
         said = "; ".join(items) or draft.calculation
         failure = f"the answer {said!r} is not supported by the retrieved rows or passages"
         return Settled(items, draft, failure=failure, repairable=True)
-    if unsupported_numbers(draft.sentence, items, exposed, question):  # "issued 3 invoices" that no row says
+    if unsupported_numbers(draft.sentence, items, exposed, question) or omits_the_answer(draft.sentence, items, frame):
         draft = draft.model_copy(update={"sentence": f"{question.rstrip('?')}: {'; '.join(items)}."})
     return Settled(items, draft, c_ground, calculated)
 
@@ -584,6 +584,21 @@ def unsupported_numbers(sentence: str, items: list[str], exposed: list[NodeResul
     stated += [e.snippet for r in exposed for e in r.evidence]
     known = {n for text in stated for n in standalone_numbers(normalised(text))}
     return [n for n in standalone_numbers(normalised(sentence)) if n not in known]
+
+
+def omits_the_answer(sentence: str, items: list[str], frame: QuestionFrame) -> bool:
+    """The sentence states none of the answer's items, by words or by number: the LLM copied a passage
+    beside the answer ("Overdue amounts accrue a late fee ..." for "60 days"). A yes/no answer is
+    said in words of its own."""
+    if frame.operation is Operation.yes_no or not items:
+        return False
+    said, numbers = normalised(sentence), standalone_numbers(normalised(sentence))
+
+    def stated(item: str) -> bool:
+        wanted = standalone_numbers(normalised(item))
+        return normalised(item) in said or (bool(wanted) and wanted <= numbers)
+
+    return not any(map(stated, items))
 
 
 def standalone_numbers(text: str) -> set[float]:
