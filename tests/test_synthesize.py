@@ -629,6 +629,25 @@ def test_a_number_the_sentence_adds_that_nothing_states_is_found():
     assert unsupported_numbers("The total is 620,176.77 EUR.", ["620,176.77"], [ROWS], "What is the total?") == []
 
 
+def test_a_row_asked_for_and_answered_with_its_documents_id_is_named_by_its_key():
+    from lakeplanner.execute.synthesize import Draft, rows_for_documents
+    from lakeplanner.question import read_question
+
+    report = NodeResult(
+        label="$var_1",
+        tool="vector",
+        source="documents_shipments",
+        question="q",
+        rows=[{"document_id": "DOC-SHP-7", "linked_table": "shipments", "linked_key": "SHP-7"}],
+    )
+    draft = Draft(answer=["DOC-SHP-7", "1,250"], sentence="DOC-SHP-7 weighed 1,250 kg.", sources=["R1"], abstain=False)
+    asked = read_question("Which shipment was damaged, and what did it weigh?")
+    fixed = rows_for_documents(asked, draft, [report])
+    assert fixed.answer == ["SHP-7", "1,250"] and fixed.sentence == "SHP-7 weighed 1,250 kg."
+    documents = read_question("Which report tells of the damage?")
+    assert rows_for_documents(documents, draft, [report]) == draft  # a report was asked for
+
+
 def test_a_sentence_that_states_none_of_the_answer_is_found():
     from lakeplanner.execute.synthesize import omits_the_answer
     from lakeplanner.question import read_question

@@ -448,6 +448,29 @@ def synthesize(
     return settled_answer(answer, outcome, frame, results, exposed, index, started)
 
 
+def rows_for_documents(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Draft:
+    """ "Which invoice ...?" answered with the id of the document about it ("DOC-INV-1010"): the key of
+    the row the document is linked to ("INV-1010"), in the answer and the sentence; rows were asked for."""
+    kind = frame.one or frame.entity
+    about = {
+        str(row["document_id"]): str(row["linked_key"])
+        for r in exposed
+        for row in r.rows
+        if kind
+        and row.get("document_id")
+        and row.get("linked_key")
+        and stem(row.get("linked_table") or "") == stem(kind)
+    }
+    named = [d for d in about if any(item.strip() == d for item in draft.answer)]
+    if not named:
+        return draft
+    sentence = draft.sentence
+    for document in named:
+        sentence = re.sub(rf"(?<![\w-]){re.escape(document)}(?![\w-])", about[document], sentence)
+    answer = [about.get(item.strip(), item) for item in draft.answer]
+    return draft.model_copy(update={"answer": answer, "sentence": sentence})
+
+
 def settled_answer(
     answer: Answer,
     outcome: Settled,
@@ -482,6 +505,7 @@ class Settled:
 
 def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Settled:
     question = frame.text
+    draft = rows_for_documents(frame, draft, exposed)
     templated = year_arithmetic(frame, exposed)
     listed = per_year_values(frame, exposed)
     comparison = compared(frame, exposed)
