@@ -50,12 +50,13 @@ NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Always generate
 
 
 @contextmanager
-def opened(path: Path) -> Iterator[Lake]:
-    """The lake at `path` for one command, closed after it; a LakeplannerError ends the command with
-    its message and hint."""
+def opened(path: Path, *, create: bool = False) -> Iterator[Lake]:
+    """The lake at `path` (created if `create` and absent) for one command, closed after it on every
+    path: a lake left open is torn down at interpreter exit, Milvus Lite's in-process gRPC server with it,
+    in no set order. A LakeplannerError ends the command with its message and hint."""
     target = None
     try:
-        target = Lake.open(path)
+        target = Lake.create(path, exist_ok=True) if create else Lake.open(path)
         yield target
     except LakeplannerError as e:
         fail(e)
@@ -118,9 +119,9 @@ def ingest(
     except ValueError as e:
         err.print(f"[red]error:[/] {e}")
         raise typer.Exit(2) from e
-    try:
-        target = Lake.create(lake, exist_ok=True)
-        with Progress(
+    with (
+        opened(lake, create=True) as target,
+        Progress(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -128,15 +129,14 @@ def ingest(
             console=err,
             transient=True,
             disable=as_json,
-        ) as progress:
-            task = progress.add_task("discovering sources", total=None)
+        ) as progress,
+    ):
+        task = progress.add_task("discovering sources", total=None)
 
-            def on_progress(description: str, done: int, total: int) -> None:
-                progress.update(task, description=description, completed=done, total=total)
+        def on_progress(description: str, done: int, total: int) -> None:
+            progress.update(task, description=description, completed=done, total=total)
 
-            report = target.ingest(root, exclusions=exclude, progress=on_progress, discover=discover)
-    except LakeplannerError as e:
-        fail(e)
+        report = target.ingest(root, exclusions=exclude, progress=on_progress, discover=discover)
     if as_json:
         console.print_json(report.model_dump_json())
     else:
@@ -194,10 +194,8 @@ def plan(
     from lakeplanner.plan.cache import Context
     from lakeplanner.plan.planner import Planner
 
-    try:
-        result = Planner(Lake.open(lake), context=Context(role=role), use_cache=not no_cache).plan(question)
-    except LakeplannerError as e:
-        fail(e)
+    with opened(lake) as target:
+        result = Planner(target, context=Context(role=role), use_cache=not no_cache).plan(question)
     if as_json:
         console.print_json(result.model_dump_json())
     else:
@@ -392,10 +390,8 @@ def replay(
     whether everything still matches (exit code 1 when something changed)."""
     from lakeplanner.lineage.replay import replay as run_replay
 
-    try:
-        report = run_replay(Lake.open(lake), trace_id)
-    except LakeplannerError as e:
-        fail(e)
+    with opened(lake) as target:
+        report = run_replay(target, trace_id)
     console.print(f"[bold]{report.question}[/] -> {report.answer}")
     for check in report.checks:
         mark = "[green]✓[/]" if check.matches else "[red]✗[/]"
@@ -410,10 +406,8 @@ def replay(
 @lake_app.command("info")
 def lake_info(lake: LakeOption = Path("lake"), as_json: JsonOption = False) -> None:
     """Tables (rows, current snapshot), collections (chunks), keys and links found."""
-    try:
-        info = Lake.open(lake).info()
-    except LakeplannerError as e:
-        fail(e)
+    with opened(lake) as target:
+        info = target.info()
     if as_json:
         console.print_json(info.model_dump_json())
         return
@@ -471,10 +465,8 @@ def lake_info(lake: LakeOption = Path("lake"), as_json: JsonOption = False) -> N
 @schema_app.command("show")
 def schema_show(lake: LakeOption = Path("lake"), as_json: JsonOption = False) -> None:
     """Print the contract (schema.yaml): sources, field catalog, keys, links, exclusions."""
-    try:
-        contract = Lake.open(lake).contract
-    except LakeplannerError as e:
-        fail(e)
+    with opened(lake) as target:
+        contract = target.contract
     data = contract.model_dump(mode="json")
     if as_json:
         console.print_json(json.dumps(data))

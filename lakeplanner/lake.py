@@ -352,3 +352,9 @@ class Lake:
     def close(self) -> None:
         self.close_executor()
         self.release_vectors()
+
+    def __enter__(self) -> Lake:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
