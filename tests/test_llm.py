@@ -42,6 +42,32 @@ def test_garbage_after_the_bounded_retries_is_a_typed_error():
     assert caught.value.attempts == 3 and caught.value.raw == "garbage" and caught.value.hint
 
 
+class Reply(BaseModel):
+    value: int
+    items: list[str]
+    note: str = ""
+
+
+def test_an_output_cut_at_the_token_limit_inside_a_field_it_need_not_write_keeps_the_rest():
+    cut = '{"value": 3, "items": ["a", "b"], "note": "because the passage says that the'
+    done = LLM(FakeBackend([cut])).complete([user("q")], Reply, max_tokens=len(cut.split()))
+    assert done.value == Reply(value=3, items=["a", "b"]) and done.attempts == 1
+
+
+@pytest.mark.parametrize(
+    ("cut", "limit"),
+    [
+        ('{"value": 3, "items": ["a", "b"], "note": "because the passage says that the', 100),  # not at the limit
+        ('{"value": 3, "items": ["a", "the second item is', 6),  # a required field cut
+        ('{"value": 3, "note": "because the passage says', 7),  # a required field never written
+    ],
+)
+def test_other_cut_outputs_are_re_asked(cut, limit):
+    backend = FakeBackend([cut, '{"value": 4, "items": []}'])
+    done = LLM(backend).complete([user("q")], Reply, max_tokens=limit)
+    assert done.value == Reply(value=4, items=[]) and done.attempts == 2
+
+
 def test_plain_text_calls_are_not_validated():
     assert LLM(FakeBackend(["hello"])).complete([user("hi")]).text == "hello"
 

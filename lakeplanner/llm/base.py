@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import from_json
 
 from lakeplanner.errors import LakeplannerError, LLMOutputError
 from lakeplanner.llm.settings import LLMSettings
@@ -117,13 +118,38 @@ class Backend(ABC):
         return None
 
 
-def parse_json(text: str) -> Any:
-    """JSON from model text: tolerates code fences and raw newlines inside strings."""
+def json_text(text: str) -> str:
+    """Model text from its first brace or bracket, code fences left out."""
     cleaned = _FENCE.sub("", text.strip())
     start = min((i for i in (cleaned.find("{"), cleaned.find("[")) if i >= 0), default=-1)
-    if start > 0:
-        cleaned = cleaned[start:]
-    return json.loads(cleaned, strict=False)
+    return cleaned[start:] if start > 0 else cleaned
+
+
+def parse_json(text: str) -> Any:
+    """JSON from model text: tolerates code fences and raw newlines inside strings."""
+    return json.loads(json_text(text), strict=False)
+
+
+def salvaged(text: str, output: type[T]) -> T | None:
+    """An object cut off at the token limit inside its last field, a string the model need not write
+    (a Draft's reason): the object of the fields written before it; None when anything else was cut."""
+    try:
+        kept = from_json(json_text(text), allow_partial=True)
+        cut = from_json(json_text(text), allow_partial="trailing-strings")
+    except ValueError:
+        return None
+    if not isinstance(kept, dict) or not isinstance(cut, dict):
+        return None
+    dropped = cut.keys() - kept.keys()
+    if len(dropped) != 1 or any(cut[key] != value for key, value in kept.items()):
+        return None
+    field = output.model_fields.get(dropped.pop())
+    if field is None or field.is_required():
+        return None
+    try:
+        return output.model_validate(kept)
+    except ValidationError:
+        return None
 
 
 def repair_message(error: Exception) -> Message:
@@ -154,16 +180,19 @@ class LLM:
         usage = Usage()
         raw = RawCompletion("", 0, 0)
         attempts = 1 + (self.settings.repair_attempts if output else 0)
+        limit = max_tokens or self.settings.max_tokens
         for attempt in range(1, attempts + 1):
             check_time()
             started = time.perf_counter()
-            raw = self.backend.generate(conversation, schema=schema, max_tokens=max_tokens or self.settings.max_tokens)
+            raw = self.backend.generate(conversation, schema=schema, max_tokens=limit)
             usage += raw.usage.model_copy(update={"latency_s": time.perf_counter() - started})
             if output is None:
                 return Completion(value=None, text=raw.text, usage=usage, attempts=attempt, model=self.model_name)
             try:
                 value = output.model_validate(parse_json(raw.text))
             except (ValueError, ValidationError) as error:
+                if raw.completion_tokens >= limit and (value := salvaged(raw.text, output)) is not None:
+                    return Completion(value=value, text=raw.text, usage=usage, attempts=attempt, model=self.model_name)
                 conversation += [assistant(raw.text), repair_message(error)]
                 continue
             return Completion(value=value, text=raw.text, usage=usage, attempts=attempt, model=self.model_name)
