@@ -631,6 +631,8 @@ def pick_claim_window(messages):
 
 
 def test_a_question_with_no_valid_plan_naming_nothing_of_the_tables_is_searched_as_it_is(tmp_path):
+    from lakeplanner.execute.ask import UNPLANNED
+
     lake = claims_lake(tmp_path)
     cycle = {"tool": "sql", "source": "sales", "label": "$var_1", "question": "amount in $var_1.amount"}
 
@@ -645,6 +647,7 @@ def test_a_question_with_no_valid_plan_naming_nothing_of_the_tables_is_searched_
     finally:
         lake.close()
     assert not answer.abstained and answer.value == "21 days"
+    assert answer.confidence <= UNPLANNED  # nothing checked that searching was the right step
     [search] = answer.nodes
     assert search.tool == "vector" and search.question == "Within how many days must a claim be filed?"
     assert table.abstained and "no valid plan" in table.reason  # it names the table's column: no guess from text

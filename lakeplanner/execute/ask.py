@@ -32,6 +32,7 @@ from lakeplanner.question.fill import fill_frame
 from lakeplanner.question.read import with_values
 
 OnResult = Callable[[NodeResult], None]
+UNPLANNED = 0.6  # the confidence factor of an answer found by searching a question no valid plan answers
 OnPlan = Callable[[PlanResult], None]
 
 
@@ -140,9 +141,17 @@ def filled_frame(frame: QuestionFrame, llm: LLM, recorder: Recorder) -> Question
 
 
 def synthesized(
-    lake, question: str, results: list[NodeResult], executor: Executor, lineage: Lineage, frame: QuestionFrame
+    lake,
+    question: str,
+    results: list[NodeResult],
+    executor: Executor,
+    lineage: Lineage,
+    frame: QuestionFrame,
+    planned: bool = True,
 ) -> tuple[Answer, list[Step]]:
-    """The answer from `results`, as a synthesis span, and the steps (LLM calls) it made."""
+    """The answer from `results`, as a synthesis span, and the steps (LLM calls) it made. An answer of a
+    question searched as it is, because no valid plan was found (`planned` False), is held less sure:
+    nothing checked that the search was the right step."""
     synthesis = Recorder()
     with lineage.span("lakeplanner.synthesize") as span:
         answer = synthesize(
@@ -150,6 +159,8 @@ def synthesized(
         )
         emit(lineage, synthesis)
         answer = labelled(answer, results, lake.contract, lake.sql)
+        if not planned:
+            answer.confidence = round(answer.confidence * UNPLANNED, 3)
         span.set_attributes(
             {
                 "lakeplanner.answer.value": answer.value or "",
@@ -240,7 +251,7 @@ def ask(
                 execute_s = time.perf_counter() - started - plan_s
                 order = {n.label: i for i, n in enumerate(planned.plan.nodes)}
                 results.sort(key=lambda r: order.get(r.label, len(order)))
-                answer, synthesis = synthesized(lake, question, results, executor, lineage, frame)
+                answer, synthesis = synthesized(lake, question, results, executor, lineage, frame, searched is None)
                 if (
                     tables_could_not_answer(answer, results, frame)
                     and (search := fallback_search(lake, planned.plan, frame, anywhere=True)) is not None
