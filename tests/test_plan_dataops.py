@@ -37,6 +37,23 @@ def test_renamed_column_is_fixed_without_replanning(schema):
     assert result.edits == ["$var_1: column customer_name -> name"]
 
 
+@pytest.mark.parametrize(
+    ("name", "fixed"),
+    [
+        ("custmer_name", "customer_name"),
+        ("weight_kg", "weight"),
+        ("totalamount", "total_amount"),
+        ("declared_at", None),  # close as a string to delivered_at, but another fact
+        ("created_at", None),
+    ],
+)
+def test_a_name_is_fixed_to_a_column_spelled_alike_not_to_another_fact(name, fixed):
+    from lakeplanner.plan.dataops import closest
+
+    columns = ["customer_name", "weight", "total_amount", "delivered_at", "updated_at"]
+    assert closest(name, columns) == fixed
+
+
 def test_misspelled_qualified_column_keeps_bindings(schema):
     plan = Plan(
         question="q",

@@ -45,6 +45,7 @@ TOOL_SYNONYMS = {
     "vectorrag": Tool.vector,
 }
 SIMILARITY = 0.75
+WORD_SIMILARITY = 0.8
 NAME = re.compile(r"\b(?:[A-Z][\w'-]*|\w*\d\w*)")
 LINKED_KEYS = frozenset({"linked_key", "linked_keys"})  # a search's rows: the keys its documents cite
 MAX_FIX_ROUNDS = 3
@@ -124,8 +125,19 @@ def closest(name: str, candidates: list[str], prefixes: tuple[str, ...] = ()) ->
         stripped = name.removeprefix(prefix)
         if stripped != name and stripped in candidates:
             return stripped
-    match = difflib.get_close_matches(name, candidates, n=1, cutoff=SIMILARITY)
-    return match[0] if match else None
+    matches = difflib.get_close_matches(name, candidates, n=3, cutoff=SIMILARITY)
+    return next((match for match in matches if spelled_alike(name, match)), None)
+
+
+def spelled_alike(name: str, candidate: str) -> bool:
+    """Every word of the candidate is a word of the name, misspelt at most: custmer_name is customer_name,
+    weight_kg is weight, but declared_at is not delivered_at (close as strings, another fact)."""
+    said = name.lower().split("_")
+    joined = difflib.SequenceMatcher(None, "".join(said), candidate.lower().replace("_", "")).ratio()
+    return joined >= 0.9 or all(
+        any(difflib.SequenceMatcher(None, word, other).ratio() >= WORD_SIMILARITY for other in said)
+        for word in candidate.lower().split("_")
+    )
 
 
 def singular_prefixes(tables: list[str]) -> tuple[str, ...]:
