@@ -32,8 +32,8 @@ from lakeplanner.question.fill import fill_frame
 from lakeplanner.question.read import with_values
 
 OnResult = Callable[[NodeResult], None]
-UNPLANNED = 0.6  # the confidence factor of an answer found by searching a question no valid plan answers
 OnPlan = Callable[[PlanResult], None]
+UNPLANNED = 0.6  # the confidence factor of an answer found by searching a question no valid plan answers
 
 
 class PlansQuestions(Protocol):
