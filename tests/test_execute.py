@@ -7,7 +7,7 @@ import pytest
 from lakeplanner.execute.engine import Executor, start_ray
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.execute.settings import ExecSettings
-from lakeplanner.execute.sql import parse_select
+from lakeplanner.execute.sql import held_filters, parse_select
 from lakeplanner.llm import LLM
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.llm.fake import FakeBackend
@@ -477,6 +477,30 @@ def test_a_statement_that_matches_nothing_is_rewritten_with_the_category_values(
     values = [line for line in first_prompt.splitlines() if line.startswith("customers.")]
     assert values == ["customers.segment: Enterprise"]  # only the value the sub-question names
     assert "matched nothing" in llm.backend.calls[1][0][-1].content
+
+
+def test_a_statement_whose_filtered_rows_exist_is_told_that_something_else_drops_them(sample_lake):
+    """Every value it filters on is held, so listing the column's values would only invite a statement
+    that enumerates them: the feedback names the held filters and blames the rest."""
+    lake, _ = sample_lake
+    miss = "SELECT name FROM customers WHERE segment = 'Enterprise' AND signup_date < DATE '1900-01-01'"
+    hit = "SELECT name FROM customers WHERE segment = 'Enterprise'"
+    result, llm = customers_sql_node(lake, "names of enterprise customers", miss, hit)
+    assert result.ok and len(result.rows) == 14
+    feedback = llm.backend.calls[1][0][-1].content
+    assert "the rows it filters for exist (segment = 'Enterprise')" in feedback
+    assert "SMB" not in feedback  # no other value of the column is listed
+
+
+def test_held_filters_only_when_every_compared_string_is_held():
+    categories = {"staff.full_name": ["Ann Lee", "Bo Chan"], "staff.role": ["driver", "clerk"]}
+    held = parse_select("SELECT s.staff_id FROM staff AS s WHERE s.full_name = 'Ann Lee' AND s.role IN ('driver')")
+    assert held_filters(held, categories) == ["full_name = 'Ann Lee'", "role = 'driver'"]
+    one_not = parse_select("SELECT staff_id FROM staff WHERE full_name = 'Ann Lee' AND role = 'pilot'")
+    unknown_column = parse_select("SELECT staff_id FROM staff WHERE base = 'WH-1'")
+    numbers_only = parse_select("SELECT staff_id FROM staff WHERE grade = 3")
+    assert held_filters(one_not, categories) == held_filters(unknown_column, categories) == []
+    assert held_filters(numbers_only, categories) == []
 
 
 def test_a_row_named_by_a_value_of_another_column_is_found_without_asking_again(sample_lake):
@@ -961,3 +985,28 @@ def test_a_chain_runs_in_process_and_a_plan_with_branches_on_ray(sample_lake):
     assert Executor(lake, LLM(FakeBackend()), ExecSettings(mode="ray")).mode_for(chain) == "ray"
     auto._actor = object()  # once its actor holds Milvus Lite, every plan of this executor goes to it
     assert auto.mode_for(chain) == "ray"
+
+
+def test_a_table_referring_to_itself_is_listed_with_the_aliases_its_join_needs():
+    from lakeplanner.contract.models import ForeignKey
+    from lakeplanner.execute.sql import join_line
+
+    def key(source, column, target, target_column):
+        return ForeignKey(
+            source=source,
+            column=column,
+            target=target,
+            target_column=target_column,
+            overlap=1.0,
+            confidence=0.9,
+            cardinality="N:1",
+        )
+
+    assert join_line(key("orders", "placed_by", "staff", "staff_id")) == "orders.placed_by = staff.staff_id"
+    assert join_line(key("staff", "supervisor", "staff", "staff_id")) == (
+        "staff.supervisor = staff.staff_id (another staff row: "
+        "FROM staff AS t JOIN staff AS supervisor ON t.supervisor = supervisor.staff_id)"
+    )
+    parse_select(
+        "SELECT supervisor.full_name FROM staff AS t JOIN staff AS supervisor ON t.supervisor = supervisor.staff_id"
+    )

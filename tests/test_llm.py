@@ -68,6 +68,22 @@ def test_other_cut_outputs_are_re_asked(cut, limit):
     assert done.value == Reply(value=4, items=[]) and done.attempts == 2
 
 
+def test_a_reply_cut_at_the_token_limit_is_re_asked_shorter_once():
+    run_on = '{"value": 3, "items": ["a", "a", "a", "a"'
+    backend = FakeBackend([run_on, run_on, '{"value": 4, "items": []}'])
+    with pytest.raises(LLMOutputError) as caught:
+        LLM(backend).complete([user("q")], Reply, max_tokens=len(run_on.split()))
+    assert len(backend.calls) == 2 and caught.value.attempts == 2
+    assert "cut off at the 7-token limit" in backend.calls[1][0][-1].content
+
+
+def test_a_cut_reply_then_an_invalid_one_gets_the_usual_repairs():
+    run_on = '{"value": 3, "items": ["a", "a", "a", "a"'
+    backend = FakeBackend([run_on, '{"value": "x"}', '{"value": 4, "items": []}'])
+    done = LLM(backend).complete([user("q")], Reply, max_tokens=len(run_on.split()))
+    assert done.value == Reply(value=4, items=[]) and done.attempts == 3
+
+
 def test_plain_text_calls_are_not_validated():
     assert LLM(FakeBackend(["hello"])).complete([user("hi")]).text == "hello"
 

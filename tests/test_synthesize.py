@@ -464,6 +464,25 @@ def test_an_answer_that_repeats_the_question_is_repaired():
     assert answer.value == "identify the contract" and "only repeats words" in llm.backend.calls[1][0][-1].content
 
 
+def test_the_one_value_the_question_names_is_no_answer_to_it():
+    """The SQL step read the named staff row's own key, so its label came back as the answer."""
+    from lakeplanner.execute.synthesize import is_the_value_named
+    from lakeplanner.question.read import with_values
+
+    asked = "Who supervises Ann Lee?"
+    frame = with_values(read_question(asked), [(15, 22, "staff.full_name")])
+    assert is_the_value_named(frame, "Ann Lee") and is_the_value_named(frame, "ann lee (E1003)")
+    assert not is_the_value_named(frame, "Bo Chan (E1001)")
+    two = "Who was hired first, Ann Lee or Bo Chan?"
+    assert not is_the_value_named(with_values(read_question(two), [(21, 28, "s.n"), (32, 39, "s.n")]), "Ann Lee")
+    rows = NodeResult(
+        label="$var_1", tool="sql", source="staff", question="q", rows=[{"full_name": "Ann Lee"}], exposed=True
+    )
+    llm = llm_saying(answer="Ann Lee", sentence="Ann Lee supervises Ann Lee.", sources=["R1"])
+    answer = synthesize(asked, [rows], llm, Recorder(), frame=frame)
+    assert answer.abstained and "only repeats words of the question" in answer.reason
+
+
 def test_an_alternative_named_in_the_question_is_an_answer():
     from lakeplanner.execute.synthesize import restates
 

@@ -259,8 +259,9 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             if moved:  # rerun as repaired, without asking the LLM again
                 sql, feedback, carried = written.sql("duckdb"), None, moved
                 continue
-            held = sqlnode.filtered_values(written, categories)
-            feedback, told = sqlnode.nothing_matched(held), sqlnode.values_chars(held)
+            held, exist = sqlnode.filtered_values(written, categories), sqlnode.held_filters(written, categories)
+            feedback = sqlnode.nothing_matched(held, exist)
+            told = sum(map(len, exist)) if exist else sqlnode.values_chars(held)
             result.advice.append(f"attempt {attempt + 1}: {feedback}")
             continue
         rows, row_keys, total = rows_and_keys(scan.table, settings.row_cap)

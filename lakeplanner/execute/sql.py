@@ -16,7 +16,7 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.qualify import qualify
 
-from lakeplanner.contract.models import Contract, FieldType
+from lakeplanner.contract.models import Contract, FieldType, ForeignKey
 from lakeplanner.contract.profile import is_provenance
 from lakeplanner.errors import EngineError, SqlError
 from lakeplanner.execute.arithmetic import compares, is_year_column
@@ -73,14 +73,21 @@ def schema_block(contract: Contract, tables: Sequence[str]) -> str:
             f"{f.column} {f.type}" + (f" (e.g. {f.examples[0][:25]})" if f.examples else "") for f in fields
         )
         lines.append(f"{name}({columns})")
-    joins = [
-        f"{fk.source}.{fk.column} = {fk.target}.{fk.target_column}"
-        for fk in contract.foreign_keys
-        if fk.source in tables and fk.target in tables
-    ]
+    joins = [join_line(fk) for fk in contract.foreign_keys if fk.source in tables and fk.target in tables]
     if joins:
         lines.append("Joins: " + "; ".join(joins))
     return "\n".join(lines)
+
+
+def join_line(fk: ForeignKey) -> str:
+    """A join as the SQL prompt lists it; a table's reference to itself with the two aliases it needs
+    (a small model otherwise reaches the other row through unrelated tables)."""
+    line = f"{fk.source}.{fk.column} = {fk.target}.{fk.target_column}"
+    if fk.source != fk.target:
+        return line
+    table, other = fk.source, fk.column
+    aliased = f"FROM {table} AS t JOIN {table} AS {other} ON t.{fk.column} = {other}.{fk.target_column}"
+    return f"{line} (another {table} row: {aliased})"
 
 
 def period_example(contract: Contract, tables: Sequence[str]) -> str:
@@ -194,9 +201,33 @@ def values_chars(values: dict[str, list[str]]) -> int:
     return sum(len(" | ".join(held)) for held in values.values())
 
 
-def nothing_matched(held: dict[str, list[str]]) -> str:
-    """Feedback for a statement that ran but matched nothing, with the values its filters could use."""
+def held_filters(statement: exp.Select, categories: dict[str, list[str]]) -> list[str]:
+    """`column = 'x'` conditions of the statement, when every string it compares a category column
+    with is a value the column holds; empty when any is not, or there are none."""
+    held = {key.split(".", 1)[1]: set(values) for key, values in categories.items()}
+    found = []
+    for condition in statement.find_all(exp.EQ, exp.In):
+        column = condition.this if isinstance(condition.this, exp.Column) else condition.expression
+        literals = condition.expressions if isinstance(condition, exp.In) else [condition.expression, condition.this]
+        strings = [x.this for x in literals if isinstance(x, exp.Literal) and x.is_string]
+        if not isinstance(column, exp.Column) or not strings:
+            continue
+        if column.name not in held or not set(strings) <= held[column.name]:
+            return []
+        found += [f"{column.name} = '{value}'" for value in strings]
+    return found
+
+
+def nothing_matched(held: dict[str, list[str]], exist: Sequence[str] = ()) -> str:
+    """Feedback for a statement that ran but matched nothing: when the rows its filters name exist,
+    that a join or another condition drops them (listing every value would only invite a statement
+    that enumerates them); else the values its filters could use."""
     said = "the statement ran but matched nothing (no rows, or only NULL values): "
+    if exist:
+        return said + (
+            f"the rows it filters for exist ({'; '.join(exist)}), so a join or another condition drops them: "
+            "join only the tables the sub-question needs"
+        )
     if not held:
         return said + "filter on values as the columns hold them (see Values, when listed), or use ILIKE '%word%'"
     told = values_block(held)

@@ -56,6 +56,7 @@ _ISO_DATE_START = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}|$)")
 # a percentage's 100, a mean's count: not read (but "/ 2.4" divides by a cell)
 _CONSTANTS = re.compile(r"\*\s*100\b(?!\.\d)|/\s*2\b(?!\.\d)|/\s*[3-9]\)*\s*$")
 Mentions = Callable[[list[str]], "set[str] | None"]
+_BRACKETED_KEY = re.compile(r"\s*\([^()]*\)$")  # "Ann Lee (E1003)": a label with its key
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _EXPRESSION = re.compile(r"^[\d\s.,()+*/-]*\d\s+[-+*/]\s+\(?\s*-?\d[\d\s.,()+*/-]*$")  # spaced: '1-90' is no sum
 _TYPOGRAPHIC = str.maketrans("\u2018\u2019\u02bc\u201c\u201d\u2013\u2014", "'''\"\"--")
@@ -543,7 +544,7 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Set
             items, calculated = [format_number(evaluate(expression))], expression
         except LakeplannerError as e:
             return Settled([], draft, failure=e.message, repairable=True)
-    if not calculated and items and all(restates(frame, item) for item in items):
+    if not calculated and items and all(restates(frame, item) or is_the_value_named(frame, item) for item in items):
         failure = f"the answer {'; '.join(items)!r} only repeats words of the question"
         return Settled(items, draft, failure=failure, repairable=True)
     c_ground = min((grounding(item, exposed, calculated) for item in items), default=0.0)
@@ -693,6 +694,14 @@ def restates(frame: QuestionFrame, item: str) -> bool:
     words = {stem(w) for w in content_words(item)}
     asked = {stem(w) for w in content_words(frame.text)}
     return bool(words) and words <= asked and not frame.alternatives
+
+
+def is_the_value_named(frame: QuestionFrame, item: str) -> bool:
+    """The item is the one lake value the question names (its key or label, a label's key in brackets
+    aside): "who supervises Ann Lee?" answered "Ann Lee" read the named row, not the related one."""
+    if len(frame.values) != 1:
+        return False
+    return _BRACKETED_KEY.sub("", item).strip().casefold() == frame.values[0].span.text.strip().casefold()
 
 
 def year_holding(item: str, results: list[NodeResult]) -> str:

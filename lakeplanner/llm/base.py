@@ -152,6 +152,13 @@ def salvaged(text: str, output: type[T]) -> T | None:
         return None
 
 
+def cut_message(limit: int) -> Message:
+    return user(
+        f"Your reply was cut off at the {limit}-token limit before the JSON object closed: it ran on or "
+        "repeated itself. Reply again with a much shorter JSON object."
+    )
+
+
 def repair_message(error: Exception) -> Message:
     detail = str(error).splitlines()
     return user(
@@ -181,6 +188,7 @@ class LLM:
         raw = RawCompletion("", 0, 0)
         attempts = 1 + (self.settings.repair_attempts if output else 0)
         limit = max_tokens or self.settings.max_tokens
+        cut_before = False  # the last reply was cut at the token limit
         for attempt in range(1, attempts + 1):
             check_time()
             started = time.perf_counter()
@@ -191,16 +199,21 @@ class LLM:
             try:
                 value = output.model_validate(parse_json(raw.text))
             except (ValueError, ValidationError) as error:
-                if raw.completion_tokens >= limit and (value := salvaged(raw.text, output)) is not None:
+                if raw.completion_tokens < limit:
+                    conversation += [assistant(raw.text), repair_message(error)]
+                    continue
+                if (value := salvaged(raw.text, output)) is not None:
                     return Completion(value=value, text=raw.text, usage=usage, attempts=attempt, model=self.model_name)
-                conversation += [assistant(raw.text), repair_message(error)]
+                if cut_before:  # greedy decoding writes a run-on reply again: a third try costs as much
+                    break
+                cut_before = True
+                conversation += [assistant(raw.text), cut_message(limit)]
                 continue
             return Completion(value=value, text=raw.text, usage=usage, attempts=attempt, model=self.model_name)
         raise LLMOutputError(
-            f"{self.model_name} gave no valid {output.__name__} in {attempts} attempts; "
-            f"last output: {raw.text[:200]!r}",
+            f"{self.model_name} gave no valid {output.__name__} in {attempt} attempts; last output: {raw.text[:200]!r}",
             raw=raw.text,
-            attempts=attempts,
+            attempts=attempt,
             hint="raise LAKEPLANNER_LLM_REPAIR_ATTEMPTS, use the larger model, or simplify the request",
         )
 
