@@ -1010,3 +1010,26 @@ def test_a_table_referring_to_itself_is_listed_with_the_aliases_its_join_needs()
     parse_select(
         "SELECT supervisor.full_name FROM staff AS t JOIN staff AS supervisor ON t.supervisor = supervisor.staff_id"
     )
+
+
+def test_a_search_where_no_passage_is_relevant_is_also_run_where_one_is(sample_lake):
+    from lakeplanner.execute.ask import searched_where_passages_answer
+
+    lake, _ = sample_lake
+    asked = "How many days' notice does termination for convenience require?"
+    misrouted = node("$var_1", "vector", "documents_invoices", asked, should_expose_answer=True)
+    plan, edits = searched_where_passages_answer(lake, Plan(question=asked, nodes=(misrouted,)))
+    [_, sibling] = plan.nodes
+    assert (sibling.label, sibling.source, sibling.question, sibling.should_expose_answer) == (
+        "$var_2",
+        "documents_contracts",
+        asked,
+        True,
+    )
+    assert edits[0].startswith("$var_1 also searched in documents_contracts as $var_2")
+    routed = Plan(question=asked, nodes=(misrouted.model_copy(update={"source": "documents_contracts"}),))
+    assert searched_where_passages_answer(lake, routed) == (routed, [])
+    narrowed = misrouted.model_copy(update={"question": "notice period in documents with document_id in $var_1.x"})
+    first = node("$var_1", "sql", "customers", "x of the customer", returns=("x",))
+    chained = Plan(question=asked, nodes=(first, narrowed.model_copy(update={"label": "$var_2"})))
+    assert searched_where_passages_answer(lake, chained) == (chained, [])

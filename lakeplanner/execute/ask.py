@@ -15,6 +15,7 @@ from lakeplanner.execute.nodes import TABLE_DATA_ERRORS, unreadable_table_data
 from lakeplanner.execute.results import Answer, NodeResult
 from lakeplanner.execute.services import relevance
 from lakeplanner.execute.synthesize import NOTHING_MENTIONS, abstain, synthesize
+from lakeplanner.execute.vector import sub_question
 from lakeplanner.ingest.segments import mentioned
 from lakeplanner.lineage.runs import RunRecord, save_run
 from lakeplanner.lineage.steps import Recorder, RecordingLLM, Step, data_chars, usage
@@ -114,21 +115,57 @@ def fallback_search(lake, plan: Plan, frame: QuestionFrame, anywhere: bool = Fal
     return one_search(plan, schema, label=f"$var_{fresh}", collection=collection)
 
 
-def best_collection(lake, question: str, collections: list[str], per_collection: int = 3) -> str | None:
+def best_collection(lake, question: str, collections: list[str]) -> str | None:
     if len(collections) <= 1:
         return collections[0] if collections else None
+    scores = collection_scores(lake, question, collections)
+    return max(scores, key=scores.__getitem__) if scores else None
+
+
+def collection_scores(lake, question: str, collections: list[str], per_collection: int = 3) -> dict[str, float]:
+    """collection -> the cross-encoder score of its best passage for `question` (of its first hits);
+    collections without hits are left out, and all when the vector store is down."""
     vector = default_embedder().embed_query(question)
     scored = []
     for collection in collections:
         try:
             hits = lake.vectors.hybrid_search(collection, question, vector, limit=per_collection, filter="")
-        except LakeplannerError:  # the vector store is down: there is nothing to fall back to
-            return None
+        except LakeplannerError:  # the vector store is down: there is nothing to route by
+            return {}
         scored += [(collection, h.chunk.text[:2000]) for h in hits]
     if not scored:
-        return None
-    scores = relevance(question, [text for _, text in scored])
-    return scored[max(range(len(scored)), key=scores.__getitem__)][0]
+        return {}
+    best: dict[str, float] = {}
+    for (collection, _), score in zip(scored, relevance(question, [text for _, text in scored]), strict=True):
+        best[collection] = max(score, best.get(collection, score))
+    return best
+
+
+def searched_where_passages_answer(lake, plan: Plan) -> tuple[Plan, list[str]]:
+    """Each shown search that no earlier step narrows, in a collection where no passage is relevant to
+    its question (the cross-encoder scores its best below 0, i.e. judges it irrelevant) while another
+    collection's best is relevant: that collection is searched too, by a sibling step asking the same.
+    The planner chooses collections by their names and a title or two, and a small model sends "how
+    long is GPS data kept" to the carrier contracts when a retention policy tells it."""
+    collections = sorted(LakeSchema.from_contract(lake.contract).collections)
+    if len(collections) < 2:
+        return plan, []
+    added, edits = [], []
+    fresh = 1 + max((int(n.label.removeprefix("$var_")) for n in plan.nodes if LABEL.match(n.label)), default=0)
+    for node in plan.nodes:
+        if node.tool != "vector" or not node.should_expose_answer or node.references():
+            continue
+        scores = collection_scores(lake, sub_question(node), collections)
+        other = max((c for c in scores if c != node.source), key=scores.__getitem__, default=None)
+        if other is None or scores.get(node.source, 0.0) >= 0.0 or scores[other] <= 0.0:
+            continue
+        label = f"$var_{fresh + len(added)}"
+        added.append(node.model_copy(update={"label": label, "source": other}))
+        edits.append(
+            f"{node.label} also searched in {other} as {label} (best passage {scores[other]:.1f}; "
+            f"in {node.source} {scores.get(node.source, float('nan')):.1f})"
+        )
+    return (plan.model_copy(update={"nodes": plan.nodes + tuple(added)}), edits) if added else (plan, [])
 
 
 def filled_frame(frame: QuestionFrame, llm: LLM, recorder: Recorder) -> QuestionFrame:
@@ -216,6 +253,9 @@ def ask(
                     frame = with_values(frame, planner.known.find(question))
                 root.set_attribute("lakeplanner.question.frame", json.dumps(frame.summary()))
                 planned = planner.plan(question)
+                if planned.ok:
+                    routed, edits = searched_where_passages_answer(lake, planned.plan)
+                    planned = planned.model_copy(update={"plan": routed, "edits": planned.edits + edits})
                 emit(lineage, planning)
                 span.set_attributes(
                     {
