@@ -1029,6 +1029,10 @@ def test_a_search_where_no_passage_is_relevant_is_also_run_where_one_is(sample_l
     assert edits[0].startswith("$var_1 also searched in documents_contracts as $var_2")
     routed = Plan(question=asked, nodes=(misrouted.model_copy(update={"source": "documents_contracts"}),))
     assert searched_where_passages_answer(lake, routed) == (routed, [])
+    twice = Plan(
+        question=asked, nodes=(misrouted, misrouted.model_copy(update={"label": "$var_2", "source": "documents"}))
+    )
+    assert [n.source for n in searched_where_passages_answer(lake, twice)[0].nodes][2:] == ["documents_contracts"]
     narrowed = misrouted.model_copy(update={"question": "notice period in documents with document_id in $var_1.x"})
     first = node("$var_1", "sql", "customers", "x of the customer", returns=("x",))
     chained = Plan(question=asked, nodes=(first, narrowed.model_copy(update={"label": "$var_2"})))

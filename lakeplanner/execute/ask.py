@@ -152,14 +152,16 @@ def searched_where_passages_answer(lake, plan: Plan) -> tuple[Plan, list[str]]:
         return plan, []
     added, edits = [], []
     fresh = 1 + max((int(n.label.removeprefix("$var_")) for n in plan.nodes if LABEL.match(n.label)), default=0)
+    searched = {n.source for n in plan.nodes if n.tool == "vector" and n.should_expose_answer and not n.references()}
     for node in plan.nodes:
         if node.tool != "vector" or not node.should_expose_answer or node.references():
             continue
         scores = collection_scores(lake, sub_question(node), collections)
         other = max((c for c in scores if c != node.source), key=scores.__getitem__, default=None)
-        if other is None or scores.get(node.source, 0.0) >= 0.0 or scores[other] <= 0.0:
+        if other is None or other in searched or scores.get(node.source, 0.0) >= 0.0 or scores[other] <= 0.0:
             continue
         label = f"$var_{fresh + len(added)}"
+        searched.add(other)
         added.append(node.model_copy(update={"label": label, "source": other}))
         edits.append(
             f"{node.label} also searched in {other} as {label} (best passage {scores[other]:.1f}; "
