@@ -159,13 +159,13 @@ def searched_where_passages_answer(lake, plan: Plan) -> tuple[Plan, list[str]]:
         scores = collection_scores(lake, sub_question(node), collections)
         other = max((c for c in scores if c != node.source), key=scores.__getitem__, default=None)
         if other is None or other in searched or scores.get(node.source, 0.0) >= 0.0 or scores[other] <= 0.0:
-            continue
+            continue  # (a collection with no hits at all is the fallback search's business)
         label = f"$var_{fresh + len(added)}"
         searched.add(other)
         added.append(node.model_copy(update={"label": label, "source": other}))
         edits.append(
             f"{node.label} also searched in {other} as {label} (best passage {scores[other]:.1f}; "
-            f"in {node.source} {scores.get(node.source, float('nan')):.1f})"
+            f"in {node.source} {scores[node.source]:.1f})"
         )
     return (plan.model_copy(update={"nodes": plan.nodes + tuple(added)}), edits) if added else (plan, [])
 

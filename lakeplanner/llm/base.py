@@ -188,7 +188,7 @@ class LLM:
         raw = RawCompletion("", 0, 0)
         attempts = 1 + (self.settings.repair_attempts if output else 0)
         limit = max_tokens or self.settings.max_tokens
-        cut_before = False  # the last reply was cut at the token limit
+        cut_before = False  # an earlier reply was cut at the token limit
         for attempt in range(1, attempts + 1):
             check_time()
             started = time.perf_counter()
