@@ -911,3 +911,21 @@ def test_a_single_cell_still_goes_to_the_model_where_it_may_not_be_the_answer(qu
     llm, backend = counting_llm()
     synthesize(question, [one_cell(sql, cell)], llm, Recorder())
     assert len(backend.calls) >= 1
+
+
+def test_a_draft_writes_a_reason_only_when_it_abstains():
+    """Constrained decoding: after `"abstain": false` the reason can only be empty; every other field
+    is written as before (a model kept from the reason writes a calculation instead)."""
+    from lakeplanner.execute.synthesize import Draft
+
+    answered, abstained = Draft.model_json_schema()["anyOf"]
+    assert answered["properties"]["abstain"] == {"const": False} and answered["properties"]["reason"] == {"const": ""}
+    assert (
+        abstained["properties"]["abstain"] == {"const": True} and abstained["properties"]["reason"]["type"] == "string"
+    )
+    assert list(answered["properties"]) == list(abstained["properties"]) == list(Draft.model_fields)
+    assert answered["required"] == ["answer", "sentence", "sources", "abstain"]
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from lakeplanner.llm.local import grammar_safe
+
+    assert llama_cpp.LlamaGrammar.from_json_schema(json.dumps(grammar_safe(Draft.model_json_schema())), verbose=False)

@@ -10,9 +10,9 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from simpleeval import InvalidExpression, SimpleEval
 
 from lakeplanner.contract.models import Contract
@@ -118,9 +118,24 @@ it will be computed for you), abstain (true when the results do not contain what
 reason (why, when you abstain)."""
 
 
+def reason_only_when_abstaining(schema: dict[str, Any]) -> None:
+    """The Draft's schema as its two shapes, so constrained decoding writes a reason only after
+    `"abstain": true`: after an answer it was read by nothing, cost about 35 generated tokens, and
+    could run past the token limit. After an answer the reason may still be written, empty: a model
+    kept from writing it writes a calculation instead, which would be evaluated."""
+    properties, required = schema.pop("properties"), schema.pop("required")  # "type": "object" stays
+    answered = properties | {"abstain": {"const": False}, "reason": {"const": ""}}
+    schema["anyOf"] = [
+        {"type": "object", "properties": answered, "required": required},
+        {"type": "object", "properties": properties | {"abstain": {"const": True}}, "required": required},
+    ]
+
+
 class Draft(BaseModel):
     """answer, sentence, sources and abstain are required: constrained decoding must write them.
     An answer written as one string (an endpoint without constrained decoding) is one item."""
+
+    model_config = ConfigDict(json_schema_extra=reason_only_when_abstaining)
 
     answer: Annotated[list[clipped(300)], BeforeValidator(lambda v: [v] if isinstance(v, str) else v)] = Field(
         max_length=12
