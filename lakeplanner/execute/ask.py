@@ -24,7 +24,7 @@ from lakeplanner.llm.base import LLM
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import Context
 from lakeplanner.plan.dataops import names_tables, one_search
-from lakeplanner.plan.model import LABEL, Plan
+from lakeplanner.plan.model import Plan
 from lakeplanner.plan.planner import Planner, PlanResult
 from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.policy import OPEN, Access
@@ -111,8 +111,7 @@ def fallback_search(lake, plan: Plan, frame: QuestionFrame, anywhere: bool = Fal
     anywhere = anywhere or frame.documents_tell or len(schema.collections) == 1 or unnamed
     collections = sorted(schema.collections) if anywhere else []
     collection = best_collection(lake, plan.question, collections)
-    fresh = 1 + max((int(n.label.removeprefix("$var_")) for n in plan.nodes if LABEL.match(n.label)), default=0)
-    return one_search(plan, schema, label=f"$var_{fresh}", collection=collection)
+    return one_search(plan, schema, label=plan.fresh_label(), collection=collection)
 
 
 def best_collection(lake, question: str, collections: list[str]) -> str | None:
@@ -151,7 +150,6 @@ def searched_where_passages_answer(lake, plan: Plan) -> tuple[Plan, list[str]]:
     if len(collections) < 2:
         return plan, []
     added, edits = [], []
-    fresh = 1 + max((int(n.label.removeprefix("$var_")) for n in plan.nodes if LABEL.match(n.label)), default=0)
     searched = {n.source for n in plan.nodes if n.tool == "vector" and n.should_expose_answer and not n.references()}
     for node in plan.nodes:
         if node.tool != "vector" or not node.should_expose_answer or node.references():
@@ -160,7 +158,7 @@ def searched_where_passages_answer(lake, plan: Plan) -> tuple[Plan, list[str]]:
         other = max((c for c in scores if c != node.source), key=scores.__getitem__, default=None)
         if other is None or other in searched or scores.get(node.source, 0.0) >= 0.0 or scores[other] <= 0.0:
             continue  # (a collection with no hits at all is the fallback search's business)
-        label = f"$var_{fresh + len(added)}"
+        label = plan.fresh_label(after=len(added))
         searched.add(other)
         added.append(node.model_copy(update={"label": label, "source": other}))
         edits.append(

@@ -206,15 +206,26 @@ def held_filters(statement: exp.Select, categories: dict[str, list[str]]) -> lis
     with is a value the column holds; empty when any is not, or there are none."""
     held = {key.split(".", 1)[1]: set(values) for key, values in categories.items()}
     found = []
-    for condition in statement.find_all(exp.EQ, exp.In):
-        column = condition.this if isinstance(condition.this, exp.Column) else condition.expression
-        literals = condition.expressions if isinstance(condition, exp.In) else [condition.expression, condition.this]
-        strings = [x.this for x in literals if isinstance(x, exp.Literal) and x.is_string]
-        if not isinstance(column, exp.Column) or not strings:
+    for column, literals in string_comparisons(statement):
+        strings = [literal.this for literal in literals]
+        if not strings:
             continue
         if column.name not in held or not set(strings) <= held[column.name]:
             return []
         found += [f"{column.name} = '{value}'" for value in strings]
+    return found
+
+
+def string_comparisons(statement: exp.Select) -> list[tuple[exp.Column, list[exp.Literal]]]:
+    """(column, the string literals it is compared with) of each `column = 'x'` (either way round) and
+    `column IN ('x', ...)` of the statement."""
+    found = []
+    for condition in statement.find_all(exp.EQ, exp.In):
+        column = condition.this if isinstance(condition.this, exp.Column) else condition.expression
+        if not isinstance(column, exp.Column):
+            continue
+        literals = condition.expressions if isinstance(condition, exp.In) else [condition.expression, condition.this]
+        found.append((column, [x for x in literals if isinstance(x, exp.Literal) and x.is_string]))
     return found
 
 
@@ -263,17 +274,13 @@ def fix_category_literals(
     `keep`: literals bound from earlier results, which may rightly match nothing."""
     held = {key.split(".", 1)[1]: values for key, values in categories.items()}
     edits = []
-    for condition in statement.find_all(exp.EQ, exp.In):
-        column = condition.this if isinstance(condition.this, exp.Column) else condition.expression
-        if not isinstance(column, exp.Column) or column.name not in held:
+    for column, literals in string_comparisons(statement):
+        if column.name not in held:
             continue
-        literals = condition.expressions if isinstance(condition, exp.In) else [condition.expression, condition.this]
         for literal in literals:
-            if isinstance(literal, exp.Literal) and literal.is_string and literal.this not in keep:
-                value = closest_value(literal.this, held[column.name])
-                if value is not None:
-                    edits.append(f"{column.name} = '{literal.this}' -> '{value}' (a value the column holds)")
-                    literal.replace(exp.Literal.string(value))
+            if literal.this not in keep and (value := closest_value(literal.this, held[column.name])) is not None:
+                edits.append(f"{column.name} = '{literal.this}' -> '{value}' (a value the column holds)")
+                literal.replace(exp.Literal.string(value))
     return edits
 
 

@@ -71,6 +71,11 @@ class Plan(BaseModel):
     def node(self, label: str) -> PlanNode | None:
         return next((n for n in self.nodes if n.label == label), None)
 
+    def fresh_label(self, after: int = 0) -> str:
+        """A label no node has: past the highest `$var_N`, `after` more along (for several new nodes)."""
+        highest = max((int(n.label.removeprefix("$var_")) for n in self.nodes if LABEL.match(n.label)), default=0)
+        return f"$var_{highest + 1 + after}"
+
     def dependencies(self) -> dict[str, list[str]]:
         """label -> labels it reads, in first-reference order."""
         return {n.label: list(dict.fromkeys(r.label for r in n.references())) for n in self.nodes}
