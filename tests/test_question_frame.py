@@ -237,6 +237,9 @@ def test_alternatives_are_things_offered_to_choose_from():
         ("What does the segment consist of?", "consist"),
         ("Is the data consistent?", None),  # 'consistent' is no composition
         ("How many shipments were estimated to arrive late?", None),  # a count, not a method
+        ("What is the weight of the parcel described in claim CL-9?", None),  # where it is told of
+        ("What is described in the claim?", "described"),
+        ("What does the claim describe about the parcel described in it?", "describe"),
     ],
 )
 def test_prose_is_an_answer_a_table_cannot_hold(question, cue):

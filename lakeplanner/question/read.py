@@ -273,8 +273,20 @@ def prose_of(text: str, words: Lexicon) -> Span | None:
     composition or a method ("how is X calculated")."""
     auxiliaries, stems = "|".join(words.method["auxiliaries"]), "|".join(words.method["stems"])
     method = re.search(rf"\bhow\s+(?:{auxiliaries})\b[^?]*?\b(?:{stems})\w*", text, re.I)
-    cues = [find(words.reason, text), find(words.prose, text), span_of(method) if method else None]
+    pattern = cached_pattern(tuple(words.prose))
+    prose = next((span_of(m) for m in pattern.finditer(text) if not locates(text, m, words)), None) if pattern else None
+    cues = [find(words.reason, text), prose, span_of(method) if method else None]
     return min((c for c in cues if c is not None), key=lambda c: c.start, default=None)
+
+
+def locates(text: str, cue: re.Match, words: Lexicon) -> bool:
+    """The prose cue opens a longer document cue and follows a noun: "the shipment described in report
+    IR-7" says where a row is told of, not that the answer is a description ("what is described in
+    the memo?" still asks for one)."""
+    opened = cached_pattern(tuple(words.document_cues)).match(text, cue.start())
+    before = WORD.findall(text[: cue.start()])
+    auxiliary = not before or before[-1].lower() in words.method["auxiliaries"]
+    return bool(opened) and opened.end() > cue.end() and not auxiliary
 
 
 def clauses_of(text: str) -> tuple[Span, ...]:
