@@ -490,6 +490,9 @@ def test_an_alternative_named_in_the_question_is_an_answer():
     assert not restates(magazine, "Arthur's Magazine")
     assert restates(read_question("What is the company's five step approach?"), "Five step approach.")
     assert restates(read_question("What is considered to be a cash equivalent?"), "cash equivalents")
+    assert restates(magazine, "Magazine")  # the kind asked for, not one of them
+    assert restates(read_question("Which warehouse shipped the pallets?"), "Warehouses")
+    assert not restates(read_question("Which warehouse shipped the pallets?"), "Leeds warehouse")
 
 
 def test_an_average_over_a_range_of_years_reads_every_year():

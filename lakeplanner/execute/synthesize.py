@@ -705,10 +705,12 @@ def verbatim(item: str, results: list[NodeResult]) -> str:
 def restates(frame: QuestionFrame, item: str) -> bool:
     """The item is words of the question, plurals aside ("five step approach" for "What is the company's
     five step approach?", "cash equivalents" for "what is a cash equivalent?"), where the question offers
-    no alternatives to choose from."""
+    no alternatives to choose from; or the kind of thing asked for itself ("Carrier" for "Which carrier
+    moved it?"), whatever the question offers."""
     words = {stem(w) for w in content_words(item)}
     asked = {stem(w) for w in content_words(frame.text)}
-    return bool(words) and words <= asked and not frame.alternatives
+    kind = {stem(w) for w in content_words(frame.entity or "")}
+    return bool(words) and words <= asked and (not frame.alternatives or words == kind)
 
 
 def is_the_value_named(frame: QuestionFrame, item: str) -> bool:
