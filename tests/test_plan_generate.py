@@ -201,3 +201,17 @@ def test_generated_sources_are_limited_to_the_ones_shown():
         "invoices",
         "documents_contracts",
     ]
+
+
+def test_a_question_about_rows_a_named_document_cites_is_planned_without_the_llm(logistics):
+    backend = FakeBackend([])  # any planning call would fail the test
+    asked = "What is the capacity of the truck named in incident report IR-004?"
+    result = Planner(logistics, LLM(backend), use_cache=False).plan(asked)
+    assert result.ok and not backend.calls
+    search, rows = result.plan.nodes
+    assert (search.source, search.filter, rows.source) == ("documents_incidents", "document_id = 'IR-004'", "trucks")
+    assert result.edits == ["$var_1, $var_2: read the trucks rows IR-004 cites, by truck_id"]
+    unnamed = Planner(logistics, LLM(FakeBackend(["{ not json"] * 3)), use_cache=False).plan(
+        "What is the capacity of truck TRK-101?"
+    )
+    assert unnamed.findings  # no document named: the draft decides, and this one is garbage

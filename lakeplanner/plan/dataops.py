@@ -518,12 +518,19 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     plan, tabled = restore_table_arithmetic(plan, known, schema)
     plan, returned = restore_asked_column(plan, schema)
     plan, timed = restore_elapsed_moments(plan, schema)
-    plan, cited = restore_cited_rows(plan, known, schema)
     plan, policy = restore_document_fact(plan, known, schema)
     plan, linked = restore_linked_search(plan, schema)
     plan, shown = restore_asked_entity(plan)
-    lost = named + swapped + ranked + periods + searched + counted + tabled + returned + timed + cited + policy + linked
+    lost = named + swapped + ranked + periods + searched + counted + tabled + returned + timed + policy + linked
     return plan, lost + shown
+
+
+def plan_from_question(question: str, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]] | None:
+    """The plan the question alone determines, when it validates: a document named by id and a column
+    of the rows it cites is that document's search and a read of those rows by key, whatever a draft
+    would say (a draft is then only a chance to get it wrong, at the cost of a planning call)."""
+    plan, edits = restore_cited_rows(Plan(question=question), known, schema)
+    return (plan, edits) if edits and not validate(plan, schema) else None
 
 
 def restore_asked_entity(plan: Plan) -> tuple[Plan, list[str]]:

@@ -10,7 +10,7 @@ from lakeplanner.errors import LakeplannerError, LLMUnavailableError
 from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import Context, KnownValues, PlanCache, cache_for, context_of, known_values
-from lakeplanner.plan.dataops import repair, restore_lost_parts
+from lakeplanner.plan.dataops import plan_from_question, repair, restore_lost_parts
 from lakeplanner.plan.generate import Generator, Pruner
 from lakeplanner.plan.model import Plan
 from lakeplanner.plan.validate import Code, Finding, LakeSchema
@@ -79,6 +79,11 @@ class Planner:
                     cache=hit.kind,
                     cached_from=hit.source_question,
                 )
+        if (determined := plan_from_question(question, self.known, self.schema)) is not None:
+            plan, edits = determined
+            if self.cache is not None:
+                self.cache.put(question, plan, self.context)
+            return PlanResult(question=question, plan=plan, findings=[], edits=edits, replans=0, advice=[])
         generator = self.generator()
         tables = self.pruner.select(question)
         try:
