@@ -284,7 +284,7 @@ def test_successors_of_a_failed_node_are_skipped(sample_lake):
 def test_graph_node_follows_a_foreign_key_without_the_llm(sample_lake):
     lake, _ = sample_lake
     plan = Plan(
-        question="q",
+        question="Which invoices does customer C003 have?",
         nodes=(
             node("$var_1", "sql", "customers", "C003", returns=("customer_id",)),
             node(
@@ -459,7 +459,7 @@ def test_only_referenced_columns_flow_and_a_bare_reference_takes_the_declared_re
 
 def customers_sql_node(lake, question: str, *written: str):
     """One exposed SQL node over customers whose statements the LLM writes in turn: (result, llm)."""
-    plan = Plan(question="q", nodes=(node("$var_1", "sql", "customers", question, should_expose_answer=True),))
+    plan = Plan(question=question, nodes=(node("$var_1", "sql", "customers", question, should_expose_answer=True),))
     llm = scripted(sql=[{"sql": sql} for sql in written])
     [result] = Executor(lake, llm, SERIAL).run(plan)
     return result, llm
@@ -819,7 +819,7 @@ def test_graph_node_from_a_column_of_its_own_table_reads_the_rows_holding_those_
     itself, so the step reads the customers whose contract_document_id is bound."""
     lake, _ = sample_lake
     plan = Plan(
-        question="q",
+        question="Which customers share the contract of customer C003?",
         nodes=(
             node("$var_1", "sql", "customers", "C003", returns=("contract_document_id",)),
             node(
@@ -1037,3 +1037,76 @@ def test_a_search_where_no_passage_is_relevant_is_also_run_where_one_is(sample_l
     first = node("$var_1", "sql", "customers", "x of the customer", returns=("x",))
     chained = Plan(question=asked, nodes=(first, narrowed.model_copy(update={"label": "$var_2"})))
     assert searched_where_passages_answer(lake, chained) == (chained, [])
+
+
+def test_a_key_filter_the_question_never_asked_for_is_dropped(sample_lake):
+    """The SQL writer copied a customer id from the prompt's example rows into a question that names no
+    customer: the filter goes. A key the question names, itself or by its row's name, stays."""
+    lake, _ = sample_lake
+    from lakeplanner.execute.engines import DuckDBEngine
+    from lakeplanner.execute.sql import drop_unasked_key_filters
+
+    columns, engine = LakeSchema.from_contract(lake.contract).tables, DuckDBEngine(lake)
+
+    def dropped(sql: str, asked: str, keep: set[str] = frozenset()) -> tuple[list[str], str]:
+        statement = parse_select(sql)
+        edits = drop_unasked_key_filters(statement, engine, lake.contract, columns, asked, keep)
+        return edits, statement.sql("duckdb")
+
+    invented = "SELECT COUNT(*) FROM invoices WHERE customer_id = 'C002' AND status = 'paid'"
+    edits, sql = dropped(invented, "How many invoices have been paid?")
+    assert edits == ["customer_id = 'C002' dropped (the question names neither it nor its row)"]
+    assert sql == "SELECT COUNT(*) FROM invoices WHERE status = 'paid'"
+    assert dropped("SELECT city FROM customers WHERE customer_id = 'C002'", "Where are customers based?")[1] == (
+        "SELECT city FROM customers"
+    )
+    for asked in ("How many invoices of C002 are paid?", "How many invoices of Nordlicht Energie are paid?"):
+        assert dropped(invented, asked)[0] == []
+    assert dropped(invented, "How many invoices have been paid?", keep={"C002"})[0] == []  # bound from a step
+    assert dropped(invented.replace("C002", "C999"), "How many invoices have been paid?")[0] == []  # no such row
+    category = "SELECT COUNT(*) FROM invoices WHERE status = 'overdue'"
+    assert dropped(category, "How many invoices are there?")[0] == []  # not a key column
+    chosen = (
+        "SELECT COUNT(*) FROM invoices WHERE customer_id IN "
+        "(SELECT customer_id FROM customers WHERE name = 'Nordlicht Energie AG')"
+    )
+    edits, sql = dropped(chosen, "How many invoices are there?")  # a row's label, in a subquery
+    assert sql == "SELECT COUNT(*) FROM invoices WHERE customer_id IN (SELECT customer_id FROM customers)"
+    named = "SELECT COUNT(*) FROM invoices WHERE customer_id = 'Nordlicht Energie AG' AND status = 'paid'"
+    assert dropped(named, "How many invoices have been paid?")[0] == [  # a row's label in the key's place
+        "customer_id = 'Nordlicht Energie AG' dropped (the question names neither it nor its row)"
+    ]
+
+
+def test_the_documents_of_the_one_row_a_question_names_are_found_through_its_link(sample_lake, logistics):
+    """When tables could not answer a question about a row it names, the documents searched are that
+    row's own (the table's link column, else that of the one table it joins holding one), filtered to it."""
+    from lakeplanner.execute.ask import own_documents_search
+    from lakeplanner.execute.engines import DuckDBEngine
+    from lakeplanner.plan.cache import known_values
+    from lakeplanner.question import read_question
+    from lakeplanner.question.read import with_values
+
+    def searched(lake, question: str) -> Plan | None:
+        frame = with_values(read_question(question), known_values(lake).find(question))
+        return own_documents_search(lake, Plan(question=question), frame)
+
+    sales, _ = sample_lake
+    reader, search = searched(sales, "What notice period applies to customer C001?").nodes
+    assert (reader.source, reader.returns, reader.should_expose_answer) == (
+        "customers",
+        ("contract_document_id",),
+        False,
+    )
+    assert (search.tool, search.filter) == ("vector", "document_id IN $var_1.contract_document_id")
+    assert search.should_expose_answer and search.question == "What notice period applies?"  # asked of the row
+    [row] = DuckDBEngine(sales).run(parse_select(reader.sql)).table.to_pylist()
+    assert row == {"contract_document_id": "CTR-C001"}
+
+    reader, search = searched(logistics, "Which penalty applies to the carrier of shipment shp-20001?").nodes
+    assert search.source == "documents_contracts" and search.filter == "document_id IN $var_1.agreement"
+    [row] = DuckDBEngine(logistics).run(parse_select(reader.sql)).table.to_pylist()
+    assert row == {"agreement": "CA-RHNL"}  # the shipment's carrier's agreement, through the join
+    assert searched(sales, "What notice periods do contracts set?") is None  # no row named
+    assert searched(sales, "Compare customers C001 and C002.") is None  # not one row
+    assert searched(sales, "What notice period applies to Enterprise customers?") is None  # a category, not a row

@@ -389,3 +389,24 @@ def test_a_key_compared_with_a_word_its_target_table_holds_reads_the_rows_that_h
     assert fix_key_literals(coded, categories, logistics.contract, schema.tables) == []
     kept = parse_select("SELECT COUNT(*) FROM shipments WHERE carrier = 'rail'")  # bound from an earlier step
     assert fix_key_literals(kept, categories, logistics.contract, schema.tables, keep={"rail"}) == []
+
+
+def test_a_like_on_a_date_or_timestamp_column_matches_its_text():
+    from lakeplanner.execute.sql import match_dates_as_text
+
+    tables = {
+        "trips": {"trip_id": FieldType.string, "left_at": FieldType.timestamp, "due": FieldType.date},
+    }
+    statement = checked(
+        parse_select(
+            "SELECT COUNT(*) FROM trips WHERE left_at LIKE '2024%' AND NOT due ILIKE '%-03-%' AND trip_id LIKE 'T%'"
+        ),
+        tables,
+        ["trips"],
+    )
+    edits = match_dates_as_text(statement, tables)
+    sql = statement.sql("duckdb").replace('"', "")
+    assert "CAST(trips.left_at AS TEXT) LIKE '2024%'" in sql
+    assert "CAST(trips.due AS TEXT) ILIKE '%-03-%'" in sql
+    assert "trips.trip_id LIKE 'T%'" in sql  # a text column is left as written
+    assert len(edits) == 2

@@ -241,6 +241,11 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             edits += sqlnode.with_missing_joins(statement, schema.tables, tables, contract)
             edits += sqlnode.group_bare_columns(statement)
             statement = sqlnode.checked(statement, schema.tables, tables, settings.row_cap)
+            edits += sqlnode.match_dates_as_text(statement, schema.tables)
+            if asked:
+                edits += sqlnode.drop_unasked_key_filters(
+                    statement, engine, contract, schema.tables, asked, keep=bound_literals
+                )
             edits += sqlnode.fix_key_literals(statement, categories, contract, schema.tables, keep=bound_literals)
             edits += sqlnode.fix_category_literals(statement, categories, keep=bound_literals)
             if bound_literals:

@@ -229,6 +229,23 @@ def string_comparisons(statement: exp.Select) -> list[tuple[exp.Column, list[exp
     return found
 
 
+def match_dates_as_text(statement: exp.Select, columns_of: dict[str, dict[str, FieldType]]) -> list[str]:
+    """`dispatched_at LIKE '2024%'` on a date or timestamp column matches the column's text form: the
+    engine has no LIKE for dates, and what the statement means (dates written 2024-...) is plain. For a
+    checked statement, whose columns name their tables. Edits in place."""
+    aliases = {t.alias_or_name: t.name for t in statement.find_all(exp.Table)}
+    edits = []
+    for match in list(statement.find_all(exp.Like, exp.ILike)):
+        column = match.this
+        if not isinstance(column, exp.Column):
+            continue
+        kind = columns_of.get(aliases.get(column.table, ""), {}).get(column.name)
+        if kind in (FieldType.date, FieldType.timestamp):
+            column.replace(exp.cast(column.copy(), exp.DataType.Type.VARCHAR))
+            edits.append(f"{column.name} matched as text (LIKE on a {kind.value})")
+    return edits
+
+
 def nothing_matched(held: dict[str, list[str]], exist: Sequence[str] = ()) -> str:
     """Feedback for a statement that ran but matched nothing: when the rows its filters name exist,
     that a join or another condition drops them (listing every value would only invite a statement
@@ -337,6 +354,69 @@ def fix_key_literals(
         column.parent.replace(column.copy().isin(query=chosen))  # the `column = literal` condition
         edits.append(f"{column.name} = '{literal.this}' -> the {key.target} whose {target_column} is '{value}'")
     return edits
+
+
+def drop_unasked_key_filters(
+    statement: exp.Select,
+    engine,
+    contract: Contract,
+    columns_of: dict[str, dict[str, FieldType]],
+    asked: str,
+    keep: set[str] = frozenset(),
+) -> list[str]:
+    """`shipments.carrier = 'RHNL'` where the user's question names neither the key nor anything of the
+    row it points at (its name, country, mode): the value was copied from the prompt's example rows,
+    not asked for, and the filter would answer another question. Such a condition on a key column (a
+    foreign key's, or an id-like one, compared with a key or with a row's label) is dropped from its
+    conjunction or WHERE; a key the question names by its row ("Northway Haulage" for 'NRTH') stays.
+    Edits in place."""
+    wanted, said = content_stems(asked), asked.casefold()
+    edits = []
+    for condition in list(statement.find_all(exp.EQ)):
+        column, literal = compared_literal(condition)
+        if column is None or literal.this in keep or literal.this.casefold() in said:
+            continue
+        if not isinstance(condition.parent, exp.And | exp.Where):
+            continue
+        scope = condition.find_ancestor(exp.Select)
+        aliases = {t.alias_or_name: t.name for t in scope.find_all(exp.Table) if t.find_ancestor(exp.Select) is scope}
+        table = aliases.get(column.table or owner(column.name, aliases, columns_of) or "")
+        if table is None:
+            continue
+        pointed = key_row(contract, table, column.name)
+        cells = row_cells(engine, *pointed, literal.this) if pointed else []
+        if pointed and not cells and (source := contract.source(pointed[0])) is not None and source.label:
+            cells = row_cells(engine, pointed[0], source.label, literal.this)
+        if not cells or any(wanted & content_stems(cell) for cell in cells):
+            continue
+        if isinstance(condition.parent, exp.Where):
+            condition.parent.pop()  # the WHERE of the statement, or of its subquery
+        else:
+            conjunction = condition.parent
+            conjunction.replace(conjunction.right if conjunction.left is condition else conjunction.left)
+        edits.append(f"{column.name} = '{literal.this}' dropped (the question names neither it nor its row)")
+    return edits
+
+
+def key_row(contract: Contract, table: str, column: str) -> tuple[str, str] | None:
+    """(table, column) whose row a value of `column` names: a foreign key's target; the column itself
+    when it is id-like, or the label of a table whose rows an id-like key identifies (a carrier's name,
+    not a report's line item); None for any other column."""
+    for fk in contract.foreign_keys:
+        if fk.source == table and fk.column == column:
+            return fk.target, fk.target_column
+    tags = {f.column: f.tags for f in contract.fields_of(table)}
+    key, source = contract.identifier_of(table), contract.source(table)
+    entity = key is not None and len(key.columns) == 1 and "id_like" in tags.get(key.columns[0], [])
+    named = "id_like" in tags.get(column, []) or (entity and source is not None and source.label == column)
+    return (table, column) if named else None
+
+
+def row_cells(engine, table: str, column: str, value: str) -> list[str]:
+    """The text cells of the row of `table` whose `column` is `value` (case aside); empty when none is."""
+    found = exp.select("*").from_(table).where(exp.func("lower", exp.column(column)).eq(value.casefold())).limit(1)
+    rows = engine.run(found).table.to_pylist()
+    return [v for k, v in rows[0].items() if isinstance(v, str) and not is_provenance(k)] if rows else []
 
 
 def holding_columns(engine, table: str, literal: str, columns: dict[str, FieldType]) -> dict[str, str]:
