@@ -1110,3 +1110,30 @@ def test_the_documents_of_the_one_row_a_question_names_are_found_through_its_lin
     assert searched(sales, "What notice periods do contracts set?") is None  # no row named
     assert searched(sales, "Compare customers C001 and C002.") is None  # not one row
     assert searched(sales, "What notice period applies to Enterprise customers?") is None  # a category, not a row
+
+
+def test_a_count_of_zero_over_a_value_no_row_holds_is_no_answer(sample_lake):
+    """COUNT(*) = 0 because the statement filtered on a name the lake does not hold (made up) is
+    retried with the held values, and is an error if it stays so; a value the question names may
+    rightly count nothing."""
+    lake, _ = sample_lake
+    miss = "SELECT count(*) AS n FROM customers WHERE name ILIKE 'Acme Widgets%'"
+    hit = "SELECT count(*) AS n FROM customers WHERE segment = 'Enterprise'"
+    result, llm = customers_sql_node(lake, "number of customers in the biggest segment", miss, hit)
+    assert result.ok and result.rows[0]["n"] == 14 and len(llm.backend.calls) == 2
+    result, llm = customers_sql_node(lake, "number of customers called Acme Widgets", miss)
+    assert result.ok and result.rows[0]["n"] == 0  # the question's own value
+    result, _ = customers_sql_node(lake, "number of customers in the biggest segment", miss, miss, miss)
+    assert not result.ok and "no row holds name 'Acme Widgets%'" in result.error
+
+
+def test_unheld_filters_name_the_strings_no_category_value_matches():
+    from lakeplanner.execute.sql import unheld_filters
+
+    categories = {"carriers.name": ["Northway Haulage Ltd", "Baltix Freight SIA"], "carriers.mode": ["road", "rail"]}
+    sql = (
+        "SELECT count(*) FROM carriers WHERE name LIKE 'North%' AND mode IN ('rail', 'sea') "
+        "AND name <> 'x' AND mode = 'ROAD' OR name ILIKE 'Probation%'"
+    )
+    assert sorted(unheld_filters(parse_select(sql), categories)) == ["mode 'sea'", "name 'Probation%'"]
+    assert unheld_filters(parse_select(sql), categories, keep={"sea"}, asked="probation carriers") == []

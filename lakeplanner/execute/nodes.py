@@ -259,7 +259,9 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             feedback, told = f"{e.message} ({e.hint})" if e.hint else e.message, 0
             result.advice.append(f"attempt {attempt + 1}: {e.message}")
             continue
-        if attempt < settings.sql_retries and matches_nothing(scan.table) and not node.references():
+        zero = counted_zero(scan.table)
+        unheld = sqlnode.unheld_filters(written, categories, bound_literals, asked or node.question) if zero else []
+        if attempt < settings.sql_retries and (matches_nothing(scan.table) or unheld) and not node.references():
             moved = sqlnode.fix_misplaced_literals(written, engine, schema.tables, keep=bound_literals)
             if moved:  # rerun as repaired, without asking the LLM again
                 sql, feedback, carried = written.sql("duckdb"), None, moved
@@ -269,6 +271,9 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             told = sum(map(len, exist)) if exist else sqlnode.values_chars(held)
             result.advice.append(f"attempt {attempt + 1}: {feedback}")
             continue
+        if unheld:  # a count of rows the lake does not hold is no answer
+            feedback = f"it counted no rows: no row holds {', '.join(unheld)}"
+            break
         rows, row_keys, total = rows_and_keys(scan.table, settings.row_cap)
         aliases = {t.alias_or_name: t.name for t in statement.find_all(sqlnode.exp.Table)}
         result.columns = [c for c in scan.table.column_names if not c.startswith(sqlnode.KEY_PREFIX)]
@@ -289,6 +294,12 @@ def stated(answer: str, result: NodeResult) -> bool:
     """Whether the node's passages state the answer the selector wrote: an answer they do not state
     (made up, or planted by text withheld from them) is no value of the lake for later steps."""
     return grounding(answer, [result.model_copy(update={"rows": []})]) > 0.0
+
+
+def counted_zero(table) -> bool:
+    """One row whose every value is 0: a count (or sum) over rows the filters did not find."""
+    data = [c for c in table.column_names if not c.startswith(sqlnode.KEY_PREFIX)]
+    return table.num_rows == 1 and bool(data) and all(table.column(c)[0].as_py() == 0 for c in data)
 
 
 def matches_nothing(table) -> bool:

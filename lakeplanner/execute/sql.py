@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -214,6 +215,38 @@ def held_filters(statement: exp.Select, categories: dict[str, list[str]]) -> lis
             return []
         found += [f"{column.name} = '{value}'" for value in strings]
     return found
+
+
+def unheld_filters(
+    statement: exp.Select, categories: dict[str, list[str]], keep: set[str] = frozenset(), asked: str = ""
+) -> list[str]:
+    """`column = 'x'`, `IN`, `LIKE` and `ILIKE` conditions on a category column whose string matches no
+    value the column holds, case aside (`name ILIKE 'Probation Haulage Ltd'`). Bound values (`keep`)
+    and values the question names (`asked`: "how many invoices are cancelled?") are left out: they may
+    rightly match nothing."""
+    held = {key.split(".", 1)[1]: values for key, values in categories.items()}
+    said = asked.casefold()
+    found = []
+    for condition in statement.find_all(exp.EQ, exp.In, exp.Like, exp.ILike):
+        column = condition.this if isinstance(condition.this, exp.Column) else condition.expression
+        if not isinstance(column, exp.Column) or column.name not in held:
+            continue
+        literals = condition.expressions if isinstance(condition, exp.In) else [condition.expression, condition.this]
+        for literal in literals:
+            if not isinstance(literal, exp.Literal) or not literal.is_string or literal.this in keep:
+                continue
+            if literal.this.strip("%").casefold() in said:
+                continue
+            pattern = like_pattern(literal.this) if isinstance(condition, exp.Like | exp.ILike) else None
+            values = held[column.name]
+            if not any(pattern.fullmatch(v) if pattern else v.casefold() == literal.this.casefold() for v in values):
+                found.append(f"{column.name} '{literal.this}'")
+    return found
+
+
+def like_pattern(text: str) -> re.Pattern:
+    """A LIKE pattern as a case-blind regular expression (% any run, _ one character)."""
+    return re.compile("".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in text), re.I | re.S)
 
 
 def string_comparisons(statement: exp.Select) -> list[tuple[exp.Column, list[exp.Literal]]]:
