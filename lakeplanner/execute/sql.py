@@ -19,7 +19,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from lakeplanner.contract.models import Contract, FieldType, ForeignKey
 from lakeplanner.contract.profile import is_provenance
-from lakeplanner.errors import EngineError, SqlError
+from lakeplanner.errors import EngineError, LakeplannerError, SqlError
 from lakeplanner.execute.arithmetic import compares, is_year_column
 from lakeplanner.execute.readonly import parse_select, read_only_select
 from lakeplanner.execute.results import SqlRun
@@ -446,9 +446,13 @@ def key_row(contract: Contract, table: str, column: str) -> tuple[str, str] | No
 
 
 def row_cells(engine, table: str, column: str, value: str) -> list[str]:
-    """The text cells of the row of `table` whose `column` is `value` (case aside); empty when none is."""
+    """The text cells of the row of `table` whose `column` is `value` (case aside); empty when none is,
+    or when the asking role may not read it (through `engine`, so its policy applies)."""
     found = exp.select("*").from_(table).where(exp.func("lower", exp.column(column)).eq(value.casefold())).limit(1)
-    rows = engine.run(found).table.to_pylist()
+    try:
+        rows = engine.run(found).table.to_pylist()
+    except LakeplannerError:
+        return []
     return [v for k, v in rows[0].items() if isinstance(v, str) and not is_provenance(k)] if rows else []
 
 
