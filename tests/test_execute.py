@@ -1137,3 +1137,19 @@ def test_unheld_filters_name_the_strings_no_category_value_matches():
     )
     assert sorted(unheld_filters(parse_select(sql), categories)) == ["mode 'sea'", "name 'Probation%'"]
     assert unheld_filters(parse_select(sql), categories, keep={"sea"}, asked="probation carriers") == []
+
+
+def test_a_word_of_a_column_name_does_not_name_a_row(logistics):
+    """ "freight cost" names a column; a carrier called "... Freight ..." is not what it asks for."""
+    from lakeplanner.execute.engines import DuckDBEngine
+    from lakeplanner.execute.sql import drop_unasked_key_filters
+
+    columns = LakeSchema.from_contract(logistics.contract).tables
+    statement = parse_select(
+        "SELECT SUM(freight_cost) FROM shipments WHERE carrier IN "
+        "(SELECT carrier_code FROM carriers WHERE name = 'Baltix Freight SIA')"
+    )
+    asked = "What freight cost did the shipments to Oslo incur?"
+    edits = drop_unasked_key_filters(statement, DuckDBEngine(logistics), logistics.contract, columns, asked)
+    assert edits == ["name = 'Baltix Freight SIA' dropped (the question names neither it nor its row)"]
+    assert "Baltix" not in statement.sql("duckdb")

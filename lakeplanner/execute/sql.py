@@ -402,8 +402,10 @@ def drop_unasked_key_filters(
     not asked for, and the filter would answer another question. Such a condition on a key column (a
     foreign key's, or an id-like one, compared with a key or with a row's label) is dropped from its
     conjunction or WHERE; a key the question names by its row ("Northway Haulage" for 'NRTH') stays.
-    Edits in place."""
-    wanted, said = content_stems(asked), asked.casefold()
+    Words of the lake's table and column names are not names of rows ("freight cost" does not name
+    'Baltix Freight SIA'). Edits in place."""
+    schema_words = {stem(w) for t, columns in columns_of.items() for name in (t, *columns) for w in tokens(name)}
+    wanted, said = content_stems(asked) - schema_words, asked.casefold()
     edits = []
     for condition in list(statement.find_all(exp.EQ)):
         column, literal = compared_literal(condition)
