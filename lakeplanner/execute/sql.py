@@ -227,17 +227,13 @@ def unheld_filters(
     held = {key.split(".", 1)[1]: values for key, values in categories.items()}
     said = asked.casefold()
     found = []
-    for condition in statement.find_all(exp.EQ, exp.In, exp.Like, exp.ILike):
-        column = condition.this if isinstance(condition.this, exp.Column) else condition.expression
-        if not isinstance(column, exp.Column) or column.name not in held:
+    for column, literals in string_comparisons(statement, (exp.EQ, exp.In, exp.Like, exp.ILike)):
+        if column.name not in held:
             continue
-        literals = condition.expressions if isinstance(condition, exp.In) else [condition.expression, condition.this]
         for literal in literals:
-            if not isinstance(literal, exp.Literal) or not literal.is_string or literal.this in keep:
+            if literal.this in keep or literal.this.strip("%").casefold() in said:
                 continue
-            if literal.this.strip("%").casefold() in said:
-                continue
-            pattern = like_pattern(literal.this) if isinstance(condition, exp.Like | exp.ILike) else None
+            pattern = like_pattern(literal.this) if isinstance(column.parent, exp.Like | exp.ILike) else None
             values = held[column.name]
             if not any(pattern.fullmatch(v) if pattern else v.casefold() == literal.this.casefold() for v in values):
                 found.append(f"{column.name} '{literal.this}'")
@@ -249,11 +245,13 @@ def like_pattern(text: str) -> re.Pattern:
     return re.compile("".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in text), re.I | re.S)
 
 
-def string_comparisons(statement: exp.Select) -> list[tuple[exp.Column, list[exp.Literal]]]:
+def string_comparisons(
+    statement: exp.Select, kinds: tuple[type[exp.Expression], ...] = (exp.EQ, exp.In)
+) -> list[tuple[exp.Column, list[exp.Literal]]]:
     """(column, the string literals it is compared with) of each `column = 'x'` (either way round) and
-    `column IN ('x', ...)` of the statement."""
+    `column IN ('x', ...)` of the statement (and of `column LIKE 'x'` when `kinds` holds it)."""
     found = []
-    for condition in statement.find_all(exp.EQ, exp.In):
+    for condition in statement.find_all(*kinds):
         column = condition.this if isinstance(condition.this, exp.Column) else condition.expression
         if not isinstance(column, exp.Column):
             continue
