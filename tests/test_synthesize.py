@@ -275,6 +275,20 @@ def test_the_coverage_gate_abstains_only_on_what_nothing_in_the_lake_mentions(sa
     assert uncovered_terms(asked, lake.contract, [unrelated], in_lake) == []
 
 
+def test_passages_answer_a_what_kind_question_without_naming_the_kind(sample_lake):
+    """ "a French novelist" answers "what nationality"; a column would name it, so rows still gate."""
+    from lakeplanner.execute.synthesize import uncovered_terms
+
+    lake, _ = sample_lake
+    novelist = Evidence.of("paragraph", "d/Verne", (0, 40), "Jules Verne was a French novelist and poet.")
+    passages = PASSAGE.model_copy(update={"evidence": [novelist]})
+    nothing = lambda terms: set()  # noqa: E731
+    for asked in ("What nationality was Jules Verne?", "What occupation did Jules Verne and Hugo share?"):
+        assert uncovered_terms(asked, lake.contract, [passages], nothing) == []
+    assert uncovered_terms("What is the nationality of Jules Verne?", lake.contract, [passages], nothing)
+    assert uncovered_terms("What salary does Sanne Mulder earn?", lake.contract, [ROWS], nothing) == ["salary"]
+
+
 def test_a_percentage_or_a_mean_is_grounded_in_its_cells_not_in_its_constants():
     from lakeplanner.execute.synthesize import grounding
 

@@ -151,6 +151,13 @@ class QuestionFrame(_Frozen):
         return self.attribute if said else None
 
     @property
+    def asks_kind(self) -> bool:
+        """A "what KIND ..." question ("What nationality were A and B?", "What occupation do they
+        share?"): the answer is a thing of that kind, which prose names without naming the kind."""
+        attribute = self.asked_attribute
+        return attribute is not None and self.text[: attribute.start].strip().lower() == "what"
+
+    @property
     def computed(self) -> bool:
         """An arithmetic answer: a change, a ratio, an average, a share or a difference."""
         return self.operation in COMPUTED
