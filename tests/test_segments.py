@@ -1,4 +1,5 @@
 import itertools
+import json
 
 import pyarrow as pa
 import pytest
@@ -78,3 +79,23 @@ def test_a_paragraph_longer_than_a_chunk_is_windowed_with_overlap():
     text = "x" * 20_000
     chunks = chunk_text(text, ChunkingConfig())
     assert [(c.start, c.end) for c in chunks] == [(0, 8000), (7500, 15500), (15000, 20000)]
+
+
+def test_a_title_over_a_line_of_dashes_is_a_heading_of_its_own():
+    """Plain-text memos underline their titles: the title is a section, not text of the passage under it."""
+    from dataclasses import replace
+
+    from lakeplanner.execute.hseq import Segment
+    from lakeplanner.execute.vector import is_heading
+    from lakeplanner.ingest.segments import heading_of
+
+    memo = "MEMO\nDate: 2025-01-08\n\n1. Volumes\n----------\nWe shipped 115 pallets.\n\nTotals\n======\nNone.\n"
+    paragraphs = [memo[a:b] for a, b in paragraph_spans(memo)]
+    assert paragraphs[1:] == ["1. Volumes\n----------\n", "We shipped 115 pallets.\n\n", "Totals\n======\n", "None.\n"]
+    assert [heading_of(p) for p in paragraphs] == [None, "1. Volumes", None, "Totals", None]
+    assert heading_of("a - b\n\n---\n") is None  # a rule after a blank line titles nothing
+    segments = document_segments("memos", Document(document_id="m", text=memo, title="m", format="txt", file="m"))
+    titled = [s for s in segments if s["level"] == "paragraph" and s["meta"]]
+    assert [json.loads(s["meta"])["heading"] for s in titled] == ["1. Volumes", "Totals"]
+    paragraph = Segment(id="p", level="paragraph", parent=None, source="memos", container="m", position=0, content="")
+    assert [is_heading(replace(paragraph, content=p)) for p in paragraphs] == [False, True, False, True, False]

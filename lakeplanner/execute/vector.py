@@ -13,7 +13,7 @@ from pyiceberg.expressions import And, EqualTo, In
 
 from lakeplanner.contract.links import DocumentIndex
 from lakeplanner.execute.hseq import Budget, Iteration, Segment, guidance_for, iterate, passages
-from lakeplanner.ingest.segments import SEGMENTS_TABLE, stored_documents
+from lakeplanner.ingest.segments import SEGMENTS_TABLE, heading_of, stored_documents
 from lakeplanner.ingest.vectors import SearchHit, _in_filter, _string_literal
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM
@@ -219,7 +219,7 @@ class SegmentReader:
         section: dict[str, str | None] = {}
         for s in sorted((s for s in found if s.level == "paragraph"), key=lambda s: (s.container, s.start or 0)):
             if is_heading(s):
-                section[s.container] = s.heading or s.content.strip().lstrip("#").strip()
+                section[s.container] = heading_of(s.content)
             elif s.heading is None and section.get(s.container):
                 s = replace(s, heading=section[s.container])  # the LLM sees which section a passage is in
             out.setdefault(s.container, []).extend(passages(s, sentences.get(s.id, [])))
@@ -232,10 +232,9 @@ class SegmentReader:
 
 
 def is_heading(segment: Segment) -> bool:
-    """A markdown heading alone ("## Service levels"): it names a section and answers nothing, so
-    it is not a candidate itself; the passages under it carry it as their heading."""
-    text = segment.content.strip()
-    return text.startswith("#") and "\n" not in text
+    """A heading alone ("## Service levels", or a title over a line of dashes): it names a section
+    and answers nothing, so it is not a candidate itself; the passages under it carry it as their heading."""
+    return heading_of(segment.content) is not None
 
 
 def segment_stream(

@@ -44,7 +44,8 @@ SEGMENT_SCHEMA = pa.schema(
     ]
 )
 _BLANK_LINES = re.compile(r"\n[ \t]*\n\s*")
-_HEADING = re.compile(r"^#{1,6} .*$", re.M)
+# a markdown heading line ("## Terms"), or a title over a line of = or - (setext, as plain-text memos write them)
+_HEADING = re.compile(r"^#{1,6} .*$|^[^\n]*\w[^\n]*\n[ \t]*(?:={3,}|-{3,})[ \t]*$", re.M)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
 
 
@@ -79,8 +80,9 @@ def sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 
 def heading_of(paragraph: str) -> str | None:
-    line = paragraph.strip()
-    return line.lstrip("#").strip() if _HEADING.fullmatch(line) else None
+    """The title of a paragraph that is a heading alone; None for any other."""
+    block = paragraph.strip()
+    return block.splitlines()[0].lstrip("#").strip() if _HEADING.fullmatch(block) else None
 
 
 def document_segments(source: str, doc: Document) -> list[dict]:
