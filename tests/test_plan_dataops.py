@@ -549,7 +549,7 @@ def test_a_part_only_documents_tell_is_searched_first_and_the_guessing_step_read
     restored, edits = restore_document_start(plan, schema)
     first, rows, read = restored.nodes
     assert (first.label, first.tool, first.source) == ("$var_1", "vector", "documents_invoices")
-    assert first.question == "One invoice was disputed because fewer units were received than billed"
+    assert first.question == "Which invoice was disputed because fewer units were received than billed?"
     assert rows.label == "$var_2" and rows.question.endswith("(invoices.document_id in $var_1.document_id)")
     assert read.question.endswith("$var_2.contract_document_id") and len(edits) == 1
     assert not validate(restored, schema)
@@ -835,11 +835,14 @@ def test_a_sentence_naming_a_memo_before_the_question_is_searched_first(schema):
     from lakeplanner.plan.dataops import document_clause, restore_document_start
 
     asked = "The Q3 collections memo puts one customer on a payment plan. How many invoices has that customer got?"
-    assert document_clause(asked) == "The Q3 collections memo puts one customer on a payment plan"
+    searched = "The Q3 collections memo puts which customer on a payment plan?"  # the search is asked which one
+    assert document_clause(asked) == searched
+    disputed = "One invoice was disputed because of a late delivery. What is its total?"
+    assert document_clause(disputed) == "Which invoice was disputed because of a late delivery?"
     guess = shown_sql("$var_1", "invoices", "number of invoices of the customer on a payment plan", "a count")
     restored, edits = restore_document_start(Plan(question=asked, nodes=(guess,)), schema)
     assert [(n.tool, n.question.split(" (")[0]) for n in restored.nodes] == [
-        ("vector", "The Q3 collections memo puts one customer on a payment plan"),
+        ("vector", searched),
         ("sql", "number of invoices of the customer on a payment plan"),
     ]
     assert edits

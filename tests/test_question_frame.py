@@ -113,10 +113,25 @@ def test_one_things_own_total_is_its_attribute_not_an_aggregate(question, operat
         ("One of the pallets was lost. What did it weigh?", None),
         ("Who lost the pallet?", None),
         ("What is the total weight?", None),
+        ("The audit flags one depot for late scans. How many pallets did that depot ship?", "depot"),
+        ("How many pallets did one depot ship?", None),  # a question, not a statement that one is meant
     ],
 )
-def test_the_one_thing_meant_is_read_from_which_or_a_sentence_opening_with_one(question, one):
+def test_the_one_thing_meant_is_read_from_which_or_a_statement_saying_one(question, one):
     assert read_question(question).one == one
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        ("One pallet was lost in transit. Which depot had shipped it?", "Which pallet was lost in transit?"),
+        ("The audit flags one depot for late scans. How many pallets?", "The audit flags which depot for late scans?"),
+        ("The audit flags depots for late scans. How many pallets?", "The audit flags depots for late scans"),
+    ],
+)
+def test_a_clause_stating_that_one_thing_is_meant_is_asked_which(question, asked):
+    frame = read_question(question)
+    assert frame.asked(frame.clauses[0]) == asked
 
 
 def test_the_question_word_is_read_wherever_it_stands():

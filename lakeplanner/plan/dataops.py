@@ -818,15 +818,15 @@ def counts(node: PlanNode) -> bool:
 def document_clause(question: str) -> str | None:
     """The sentence or clause of the question that says documents tell a part of it ("According to
     the collections memo, which customer ...", "One invoice was disputed because ...", "The Q4 memo
-    puts one carrier on probation. How many ...")."""
+    puts one carrier on probation. How many ..."), asked as a question when it states that one thing
+    is meant ("The Q4 memo puts which carrier on probation?"): the search must name it."""
     frame = read_question(question)
     told = frame.document or frame.reason or frame.names_document
     if told is None:
         return None
-    clause = frame.clause_of(told).text
     if told is frame.names_document and len(frame.clauses) == 1:
         return None  # a kind of document named in the one clause asked: a fact of it (restore_document_fact)
-    return clause
+    return frame.asked(frame.clause_of(told))
 
 
 def tables_named(text: str, schema: LakeSchema) -> list[str]:

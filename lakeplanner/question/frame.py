@@ -107,6 +107,7 @@ class QuestionFrame(_Frozen):
     wh: str | None = None  # the question word: who, when, where, why, which, what, how
     entity: str | None = None  # the kind of thing asked for ("carrier" in "which carrier"), 'person' for who
     one: str | None = None  # the kind of thing exactly one is meant of: "which invoice", "one invoice was ..."
+    one_said: Span | None = None  # "one carrier" in a clause that states it: "The memo puts one carrier on probation"
     counted: Span | None = None  # "how many invoices": what a count counts
     unit: Span | None = None  # "how many hours", "how many more kilograms": the unit a quantity is asked in
     seconds_per_unit: int | None = None  # the length of a time unit asked in ("hours": 3600)
@@ -161,6 +162,16 @@ class QuestionFrame(_Frozen):
     def computed(self) -> bool:
         """An arithmetic answer: a change, a ratio, an average, a share or a difference."""
         return self.operation in COMPUTED
+
+    def asked(self, clause: Span) -> str:
+        """A clause that states one thing is meant, asked as a question: "One invoice was disputed
+        because ..." -> "Which invoice was disputed because ...?"; any other clause as it is."""
+        said = self.one_said
+        if said is None or not clause.start <= said.start < clause.end:
+            return clause.text
+        which = ("Which" if said.text[0].isupper() else "which") + said.text[3:]
+        at, end = said.start - clause.start, said.end - clause.start
+        return f"{clause.text[:at]}{which}{clause.text[end:]}?"
 
     def clause_of(self, span: Span) -> Span:
         """The clause (or run of clauses) holding `span`."""

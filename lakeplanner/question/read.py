@@ -33,7 +33,7 @@ WORD = re.compile(r"[\w'&-]+")
 WHICH = re.compile(r"\bwhich\s+(?:one\s+of\s+the\s+)?([a-z][\w-]*)", re.I)
 HOW_MANY = re.compile(r"\bhow many\s+(?:more\s+|fewer\s+|less\s+|of\s+the\s+)?([a-z][\w-]*)", re.I)
 HOW_MUCH = re.compile(r"\bhow much\s+(?:more\s+|less\s+)?([a-z][\w-]*)", re.I)
-ONE_OPENING = re.compile(r"(?:^|[.?!;]\s+)one\s+([a-z][\w-]*)", re.I)
+ONE = re.compile(r"\bone\s+([a-z][\w-]*)", re.I)
 TOP = re.compile(r"\b(?:top|first|last|bottom)\s+(\d{1,3})\b", re.I)
 ASKED = re.compile(
     r"^\s*(?:what|which|who|how much|how many)\s+(?:is|are|was|were|did|does|do)?\s*(?P<subject>[^?]+)", re.I
@@ -120,6 +120,7 @@ def read_frame(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         wh=question_word(text, words),
         entity=entity_of(text, words),
         one=None if several else one_meant(text, words),
+        one_said=None if several else one_said(text, words),
         counted=None if unit else counted_of(text),
         unit=unit,
         seconds_per_unit=words.time_units.get(unit_stem(unit.text)) if unit else None,
@@ -377,13 +378,25 @@ def entity_of(text: str, words: Lexicon) -> str | None:
 
 def one_meant(text: str, words: Lexicon) -> str | None:
     """The kind of thing exactly one is meant of: 'which invoice ...' (not 'which invoices'), or a
-    sentence opening 'One invoice was disputed ...'."""
+    statement saying 'One invoice was disputed ...' (see one_said)."""
     match = WHICH.search(text)
     if match and entity_of(text, words) == match.group(1).lower():
         return match.group(1).lower()
-    opening = ONE_OPENING.search(text)
-    noun = opening.group(1).lower() if opening else ""
-    return noun if noun and noun not in words.stopwords and not plural(noun) else None
+    said = one_said(text, words)
+    return said.text.split()[-1].lower() if said else None
+
+
+def one_said(text: str, words: Lexicon) -> Span | None:
+    """'one invoice' in a clause that states rather than asks: "One invoice was disputed because ...",
+    "The Q4 memo puts one carrier on probation. How many ..."."""
+    for clause in clauses_of(text):
+        if find(words.question_words, clause.text):
+            continue
+        for match in ONE.finditer(clause.text):
+            noun = match.group(1).lower()
+            if noun not in words.stopwords and not plural(noun):
+                return Span(start=clause.start + match.start(), end=clause.start + match.end(), text=match.group(0))
+    return None
 
 
 def plural(noun: str) -> bool:
