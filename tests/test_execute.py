@@ -1153,3 +1153,42 @@ def test_a_word_of_a_column_name_does_not_name_a_row(logistics):
     edits = drop_unasked_key_filters(statement, DuckDBEngine(logistics), logistics.contract, columns, asked)
     assert edits == ["name = 'Baltix Freight SIA' dropped (the question names neither it nor its row)"]
     assert "Baltix" not in statement.sql("duckdb")
+
+
+def test_a_bound_value_is_compared_with_the_column_that_holds_it(logistics):
+    """A search read the carrier's code in a memo; the SQL compared it with the carriers' names."""
+    from lakeplanner.execute.engines import DuckDBEngine
+    from lakeplanner.execute.sql import compare_bound_values_where_held
+
+    columns = LakeSchema.from_contract(logistics.contract).tables
+    engine = DuckDBEngine(logistics)
+    sql = "SELECT COUNT(*) FROM shipments WHERE carrier IN (SELECT carrier_code FROM carriers WHERE name ILIKE 'IBRF')"
+    statement = parse_select(sql)
+    assert compare_bound_values_where_held(statement, engine, columns, keep={"IBRF"}) == [
+        "name compared with 'IBRF' -> carrier_code (the column that holds it)"
+    ]
+    assert "carrier_code ILIKE 'IBRF'" in statement.sql("duckdb")
+    asked = parse_select("SELECT COUNT(*) FROM carriers WHERE name ILIKE 'IBRF'")
+    assert compare_bound_values_where_held(asked, engine, columns, keep=set()) == []  # not bound: not ours
+    named = parse_select("SELECT country FROM carriers WHERE name = 'Iberfreight Transportes S.A.'")
+    assert compare_bound_values_where_held(named, engine, columns, keep={"Iberfreight Transportes S.A."}) == []
+
+
+def test_filters_beside_a_bound_choice_that_the_question_never_asks_are_dropped(logistics):
+    from lakeplanner.execute.sql import drop_filters_beside_bound_choice
+
+    columns = LakeSchema.from_contract(logistics.contract).tables
+    sql = (
+        "SELECT COUNT(*) FROM shipments WHERE YEAR(dispatched_at) = 2024 AND carrier IN (SELECT carrier_code "
+        "FROM carriers WHERE carrier_code = 'IBRF' AND rating < 4.0 AND agreement LIKE 'CA-%' AND mode = 'road')"
+    )
+    statement = parse_select(sql)
+    asked = "The memo puts one road carrier on probation. How many shipments did it handle in 2024?"
+    edits = drop_filters_beside_bound_choice(statement, columns, {"IBRF"}, asked)
+    assert len(edits) == 2 and all("dropped" in e for e in edits)
+    kept = statement.sql("duckdb")
+    assert "rating" not in kept and "agreement" not in kept
+    assert "mode = 'road'" in kept and "= 2024" in kept  # the question names them
+    rated = parse_select("SELECT name FROM carriers WHERE carrier_code = 'IBRF' AND rating < 4.0")
+    assert drop_filters_beside_bound_choice(rated, columns, {"IBRF"}, "Is its rating below 4.0?") == []
+    assert drop_filters_beside_bound_choice(rated, columns, set(), asked) == []  # nothing bound chose the row

@@ -242,6 +242,11 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             edits += sqlnode.group_bare_columns(statement)
             statement = sqlnode.checked(statement, schema.tables, tables, settings.row_cap)
             edits += sqlnode.match_dates_as_text(statement, schema.tables)
+            if bound_literals:
+                edits += sqlnode.compare_bound_values_where_held(statement, engine, schema.tables, bound_literals)
+                edits += sqlnode.drop_filters_beside_bound_choice(
+                    statement, schema.tables, bound_literals, asked or node.question
+                )
             if asked:
                 edits += sqlnode.drop_unasked_key_filters(
                     statement, engine, contract, schema.tables, asked, keep=bound_literals

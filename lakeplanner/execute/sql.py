@@ -503,6 +503,92 @@ def fix_misplaced_literals(
     return edits
 
 
+def compare_bound_values_where_held(
+    statement: exp.Select, engine, columns_of: dict[str, dict[str, FieldType]], keep: set[str]
+) -> list[str]:
+    """`carriers.name ILIKE 'IBRF'` where 'IBRF', bound from an earlier step (a search read it in a
+    memo), is no carrier's name but one's code: a bound value is compared with the column of its
+    table that holds it, when exactly one does and the compared one does not. Probed through `engine`,
+    so the asking role's policy applies. Edits in place."""
+    edits = []
+    for column, literals in string_comparisons(statement, (exp.EQ, exp.In, exp.Like, exp.ILike)):
+        strings = [literal.this for literal in literals]
+        if not strings or not set(strings) <= keep:
+            continue
+        table = table_of(column, columns_of)
+        if table is None:
+            continue
+        try:
+            holders = holding_columns(engine, table, strings[0], columns_of[table])
+        except LakeplannerError:
+            continue
+        if column.name in holders or len(holders) != 1:
+            continue
+        [holder] = holders
+        edits.append(f"{column.name} compared with '{strings[0]}' -> {holder} (the column that holds it)")
+        column.replace(exp.column(holder, table=column.table or None))
+    return edits
+
+
+def drop_filters_beside_bound_choice(
+    statement: exp.Select, columns_of: dict[str, dict[str, FieldType]], keep: set[str], asked: str
+) -> list[str]:
+    """`name = <bound> AND rating < 4.0 AND agreement LIKE 'CA-%'`: an earlier step already chose the
+    row by the bound value, and the question names neither the other columns nor their values; they
+    are guesses about the row ("on probation" read as a low rating) that can only lose it. Each such
+    condition on the same table is dropped from the conjunction. Edits in place."""
+    wanted, said = content_stems(asked), asked.casefold()
+    edits = []
+    for column, literals in string_comparisons(statement, (exp.EQ, exp.In, exp.Like, exp.ILike)):
+        strings = [literal.this for literal in literals]
+        if not strings or not set(strings) <= keep:
+            continue
+        scope, table = column.find_ancestor(exp.Select), table_of(column, columns_of)
+        where = scope.args.get("where") if scope else None
+        if where is None or table is None:
+            continue
+        for condition in conjuncts(where.this):
+            other = condition.find(exp.Column)
+            if condition is column.parent or other is None or table_of(other, columns_of) != table:
+                continue
+            values = [str(v.this) for v in condition.find_all(exp.Literal)]
+            if any(v in keep or v.strip("%").casefold() in said for v in values):
+                continue
+            if not values or wanted & content_stems(other.name.replace("_", " ")):
+                continue
+            edits.append(
+                f"{condition.sql('duckdb')} dropped (a bound value chose the row; the question asks no such filter)"
+            )
+            drop_conjunct(condition)
+    return edits
+
+
+def conjuncts(condition: exp.Expression) -> list[exp.Expression]:
+    """The terms of an AND chain, left to right (a lone condition is its own term)."""
+    if isinstance(condition, exp.And):
+        return [*conjuncts(condition.left), *conjuncts(condition.right)]
+    return [condition.unnest() if isinstance(condition, exp.Paren) else condition]
+
+
+def drop_conjunct(condition: exp.Expression) -> None:
+    """Remove one term of an AND chain (the chain keeps its other terms)."""
+    if isinstance(condition.parent, exp.Paren):
+        condition = condition.parent
+    conjunction = condition.parent
+    if isinstance(conjunction, exp.And):
+        conjunction.replace(conjunction.right if conjunction.left is condition else conjunction.left)
+
+
+def table_of(column: exp.Column, columns_of: dict[str, dict[str, FieldType]]) -> str | None:
+    """The table a column of a checked statement reads, through its scope's aliases; None when unknown."""
+    scope = column.find_ancestor(exp.Select)
+    if scope is None:
+        return None
+    aliases = {t.alias_or_name: t.name for t in scope.find_all(exp.Table) if t.find_ancestor(exp.Select) is scope}
+    table = aliases.get(column.table or owner(column.name, aliases, columns_of) or "")
+    return table if table in columns_of else None
+
+
 def compared_literals(
     statement: exp.Select, columns_of: dict[str, dict[str, FieldType]], keep: set[str]
 ) -> list[tuple[exp.Column, exp.Literal, str | None]]:
