@@ -918,8 +918,6 @@ def test_a_single_cell_the_engine_computed_is_the_answer_without_a_synthesis_cal
 @pytest.mark.parametrize(
     "question, sql, cell",
     [
-        # one row of what is counted, not a count: the model (or counts_the_rows) decides
-        ("How many invoices are unpaid?", "SELECT invoice_no AS value FROM invoices WHERE paid = FALSE", 1043),
         ("Is invoice INV-1003 paid?", "SELECT paid AS value FROM invoices WHERE invoice_id = 'INV-1003'", True),
         ("Why was the invoice disputed?", "SELECT note AS value FROM invoices LIMIT 1", "late delivery"),
     ],
@@ -946,3 +944,28 @@ def test_a_draft_writes_a_reason_only_when_it_abstains():
     from lakeplanner.llm.local import grammar_safe
 
     assert llama_cpp.LlamaGrammar.from_json_schema(json.dumps(grammar_safe(Draft.model_json_schema())), verbose=False)
+
+
+def test_a_count_of_the_rows_one_step_listed_is_their_number_without_the_llm():
+    """Twenty-one shipments listed (twenty shown to a model): the answer is 21, not a miscount."""
+    from lakeplanner.execute.results import SqlRun
+
+    listed = "SELECT shipment_id FROM shipments WHERE carrier = 'IBRF' LIMIT 200"
+    rows = [{"shipment_id": f"SHP-{n}"} for n in range(21)]
+    shipments = NodeResult(
+        label="$var_2", tool="sql", source="shipments", question="q", exposed=True, rows=rows, rows_total=21,
+        sql=[SqlRun(sql=listed, engine="duckdb", snapshots={}, rows=21)],
+    )  # fmt: skip
+    llm = llm_saying(answer="10", sentence="10 shipments.", sources=["R1"], abstain=False)
+    asked = "The memo puts one carrier on probation. How many shipments did that carrier handle?"
+    answer = synthesize(asked, [shipments], llm, Recorder())
+    assert answer.value == "21" and llm.backend.calls == []
+    cut = shipments.model_copy(
+        update={"sql": [SqlRun(sql=listed.replace("200", "21"), engine="duckdb", snapshots={}, rows=21)]}
+    )
+    for question, results in ((asked, [cut]), ("How many carriers are there?", [shipments])):
+        model = llm_saying(answer="10", sentence="10.", sources=["R1"], abstain=False)
+        synthesize(question, results, model, Recorder())  # as many rows as its LIMIT (maybe more), or other rows
+        assert len(model.backend.calls) >= 1
+    one = one_cell("SELECT invoice_no AS value FROM invoices WHERE paid = FALSE", 1043)  # one row counted, not a count
+    assert synthesize("How many invoices are unpaid?", [one], llm, Recorder()).value == "1"

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from simpleeval import InvalidExpression, SimpleEval
+from sqlglot import exp
 
 from lakeplanner.contract.models import Contract
 from lakeplanner.errors import LakeplannerError
@@ -363,6 +364,29 @@ def cell_answer(frame: QuestionFrame, exposed: list[NodeResult]) -> Draft | None
     return Draft(answer=[value], sentence=f"{description}: {value}.", sources=["R1"], abstain=False)
 
 
+def counted_rows(frame: QuestionFrame, exposed: list[NodeResult]) -> Draft | None:
+    """A draft without an LLM call for "how many shipments ...?" when the one step exposed listed the
+    shipments (not aggregated, not cut at its LIMIT): their number is the answer, and a model reading
+    twenty rows of them could only miscount (counts_the_rows settles it)."""
+    if frame.operation is not Operation.count or frame.several or frame.second_ask or len(exposed) != 1:
+        return None
+    [listed] = exposed
+    noun = frame.counted_noun
+    if listed.tool != "sql" or not listed.rows or noun is None or stem(listed.source) != stem(noun):
+        return None
+    if last_statement_aggregates(listed) is not False or cut_at_limit(listed):
+        return None
+    n = listed.rows_total
+    return Draft(answer=[str(n)], sentence=f"{n} {frame.counted.text}.", sources=["R1"], abstain=False)
+
+
+def cut_at_limit(result: NodeResult) -> bool:
+    """The step's last statement returned as many rows as its LIMIT allows: there may be more."""
+    limit = parse_select(result.sql[-1].sql).args.get("limit")
+    bound = limit.expression if limit is not None else None
+    return isinstance(bound, exp.Literal) and result.rows_total >= int(bound.this)
+
+
 def uncovered_terms(
     question: str, contract: Contract, results: list[NodeResult], mentions: Mentions | None = None
 ) -> list[str]:
@@ -435,7 +459,7 @@ def synthesize(
     if missing:
         return abstain(answer, f"{NOTHING_MENTIONS} {', '.join(missing)}", started)
     block, index = numbered_results(exposed)
-    if (cell := cell_answer(frame, exposed)) is not None:
+    if (cell := cell_answer(frame, exposed) or counted_rows(frame, exposed)) is not None:
         outcome = settle(frame, cell, exposed)
         if outcome.c_ground > 0.0:
             return settled_answer(answer, outcome, frame, results, exposed, index, started)
