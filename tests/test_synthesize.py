@@ -959,7 +959,7 @@ def test_a_count_of_the_rows_one_step_listed_is_their_number_without_the_llm():
     llm = llm_saying(answer="10", sentence="10 shipments.", sources=["R1"], abstain=False)
     asked = "The memo puts one carrier on probation. How many shipments did that carrier handle?"
     answer = synthesize(asked, [shipments], llm, Recorder())
-    assert answer.value == "21" and llm.backend.calls == []
+    assert answer.value == "21" and answer.text == "21 shipments." and llm.backend.calls == []
     cut = shipments.model_copy(
         update={"sql": [SqlRun(sql=listed.replace("200", "21"), engine="duckdb", snapshots={}, rows=21)]}
     )

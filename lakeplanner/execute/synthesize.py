@@ -377,7 +377,7 @@ def counted_rows(frame: QuestionFrame, exposed: list[NodeResult]) -> Draft | Non
     if last_statement_aggregates(listed) is not False or cut_at_limit(listed):
         return None
     n = listed.rows_total
-    return Draft(answer=[str(n)], sentence=f"{n} {frame.counted.text}.", sources=["R1"], abstain=False)
+    return Draft(answer=[str(n)], sentence=f"{n} {listed.source.replace('_', ' ')}.", sources=["R1"], abstain=False)
 
 
 def cut_at_limit(result: NodeResult) -> bool:
