@@ -1192,3 +1192,22 @@ def test_filters_beside_a_bound_choice_that_the_question_never_asks_are_dropped(
     rated = parse_select("SELECT name FROM carriers WHERE carrier_code = 'IBRF' AND rating < 4.0")
     assert drop_filters_beside_bound_choice(rated, columns, {"IBRF"}, "Is its rating below 4.0?") == []
     assert drop_filters_beside_bound_choice(rated, columns, set(), asked) == []  # nothing bound chose the row
+
+
+def test_a_step_asking_a_rows_reference_reads_it_not_the_rows_own_key(logistics):
+    """ "supervisor of X" returning staff_id: the supervisor's id, which X's supervisor column holds."""
+    from lakeplanner.execute.sql import select_asked_reference
+
+    own = (
+        "SELECT t1.staff_id AS staff_id FROM staff AS t1 JOIN staff AS t2 ON t1.supervisor = t2.staff_id "
+        "WHERE t1.full_name = 'X'"
+    )
+    statement = parse_select(own)
+    edits = select_asked_reference(statement, "supervisor of the staff named X", ["staff_id"], logistics.contract)
+    assert edits == ["staff_id read from supervisor (the step asks the supervisor, not the row's own staff_id)"]
+    assert statement.sql("duckdb").startswith("SELECT t1.supervisor AS staff_id FROM")
+    supervised = parse_select("SELECT staff_id FROM staff WHERE supervisor = 'E1045'")
+    asked = "staff members whose supervisor is E1045"
+    assert select_asked_reference(supervised, asked, ["staff_id"], logistics.contract) == []  # filtered on it
+    unnamed = parse_select(own)
+    assert select_asked_reference(unnamed, "the staff named X", ["staff_id"], logistics.contract) == []

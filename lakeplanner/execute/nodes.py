@@ -242,6 +242,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             edits += sqlnode.group_bare_columns(statement)
             statement = sqlnode.checked(statement, schema.tables, tables, settings.row_cap)
             edits += sqlnode.match_dates_as_text(statement, schema.tables)
+            edits += sqlnode.select_asked_reference(statement, node.question, node.returns, contract)
             if bound_literals:
                 edits += sqlnode.compare_bound_values_where_held(statement, engine, schema.tables, bound_literals)
                 edits += sqlnode.drop_filters_beside_bound_choice(

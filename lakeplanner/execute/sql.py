@@ -503,6 +503,35 @@ def fix_misplaced_literals(
     return edits
 
 
+def select_asked_reference(statement: exp.Select, asked: str, returns: Sequence[str], contract: Contract) -> list[str]:
+    """ "supervisor of the staff member named X", returning staff_id: the step asks the id the row's
+    `supervisor` column holds (a key of staff), yet the statement selected the row's own `staff_id`.
+    A returned column that a foreign-key column of the same row points at, where the step names that
+    column and does not filter on it, is read from it (`t1.supervisor AS staff_id`). Edits in place."""
+    wanted = content_stems(asked)
+    aliases = {t.alias_or_name: t.name for t in statement.find_all(exp.Table) if not t.find_ancestor(exp.Subquery)}
+    where = statement.args.get("where")
+    filtered = {c.name for c in where.find_all(exp.Column)} if where else set()
+    edits = []
+    for projection in statement.expressions:
+        column = projection.this if isinstance(projection, exp.Alias) else projection
+        name = projection.alias_or_name
+        if name not in returns or not isinstance(column, exp.Column):
+            continue
+        table = aliases.get(column.table)
+        pointing = [
+            fk.column
+            for fk in contract.foreign_keys
+            if fk.source == table and fk.target_column == column.name and fk.column != column.name
+            and content_stems(fk.column.replace("_", " ")) <= wanted and fk.column not in filtered
+        ]  # fmt: skip
+        if len(pointing) != 1:
+            continue
+        projection.replace(exp.alias_(exp.column(pointing[0], table=column.table or None), name))
+        edits.append(f"{name} read from {pointing[0]} (the step asks the {pointing[0]}, not the row's own {name})")
+    return edits
+
+
 def compare_bound_values_where_held(
     statement: exp.Select, engine, columns_of: dict[str, dict[str, FieldType]], keep: set[str]
 ) -> list[str]:
