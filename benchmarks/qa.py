@@ -77,6 +77,17 @@ def code_version() -> str:
     return (commit + ("+changes" if changed else "")) or "unknown"
 
 
+def plans_of_this_code(lake: Path) -> None:
+    """A lake kept from an earlier run keeps the plans that run cached: asked again at another commit,
+    its questions would be served those plans (an exact hit, no planning call) and measure the old
+    planner. The cache starts empty for each commit; questions of one run still share it."""
+    marker, code = lake / "plans_code", code_version()
+    if marker.exists() and marker.read_text().strip() == code:
+        return
+    (lake / "plan_cache.jsonl").unlink(missing_ok=True)
+    marker.write_text(code + "\n")
+
+
 def in_shard(context: str, shard: tuple[int, int]) -> bool:
     index, count = shard
     return int(hashlib.sha1(context.encode()).hexdigest(), 16) % count == index
@@ -103,6 +114,7 @@ def run(dataset: str, method: str, n: int | None, shard: tuple[int, int], model:
         for q in pending:
             context = contexts[q.context]
             lake = lake_for(context, WORK / dataset)
+            plans_of_this_code(lake.path)
             try:
                 outcome, usage, seconds, error = timed(method, lake, q.question, llm)
             finally:
