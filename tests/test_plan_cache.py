@@ -143,3 +143,14 @@ def test_questions_that_differ_only_in_slot_values_share_a_template(cache):
     one = template_of("What is the total of invoice INV-1010?", cache.known)
     assert one == template_of("what is the total of invoice INV-1042", cache.known)
     assert one != template_of("What is the tax of invoice INV-1010?", cache.known)
+
+
+def test_a_plan_another_release_cached_is_planned_again(sample_lake, tmp_path, monkeypatch):
+    import lakeplanner
+
+    lake, _ = sample_lake
+    path = tmp_path / "cache.jsonl"
+    cache_for(lake, path).put("What is the total of invoice INV-1010?", total_plan("INV-1010"))
+    assert cache_for(lake, path).get("What is the total of invoice INV-1010?").kind == "exact"
+    monkeypatch.setattr(lakeplanner, "__version__", "99.0.0")
+    assert cache_for(lake, path).get("What is the total of invoice INV-1010?") is None

@@ -26,6 +26,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 from sqlglot import exp
 
+import lakeplanner
 from lakeplanner.contract.models import SourceKind
 from lakeplanner.ingest.segments import stored_documents
 from lakeplanner.plan.model import Plan
@@ -404,11 +405,12 @@ def schema_vocabulary(contract) -> dict[str, frozenset[str]]:
 
 
 def cache_for(lake, context_path: Path | None = None, *, embed: Embed | None = None, capacity: int = 1000) -> PlanCache:
-    """The lake's persisted plan cache under its current schema signature."""
+    """The lake's persisted plan cache under its current schema signature and this release of
+    lakeplanner: a plan another release made (its repairs and checks since changed) is planned again."""
     contract = lake.contract
     return PlanCache(
         context_path or lake.path / "plan_cache.jsonl",
-        contract.signature(),
+        f"{contract.signature()}@{lakeplanner.__version__}",
         known_values(lake),
         schema_vocabulary(contract),
         embed=embed,
