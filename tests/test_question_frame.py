@@ -260,3 +260,16 @@ def test_alternatives_are_things_offered_to_choose_from():
 def test_prose_is_an_answer_a_table_cannot_hold(question, cue):
     prose = read_question(question).prose
     assert (prose.text[: len(cue)] if prose else None) == cue
+
+
+@pytest.mark.parametrize(
+    ("question", "noun"),
+    [
+        ("How many delayed road shipments were there in 2024?", "shipment"),
+        ("How many pallets did the depot ship?", "pallet"),
+        ("How many staff work at the depot?", "staff"),
+        ("How many late pallets of the depot were lost?", "pallet"),
+    ],
+)
+def test_what_a_count_counts_is_the_plural_noun_its_adjectives_lead_to(question, noun):
+    assert read_question(question).counted_noun == noun

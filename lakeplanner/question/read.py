@@ -121,7 +121,7 @@ def read_frame(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         entity=entity_of(text, words),
         one=None if several else one_meant(text, words),
         one_said=None if several else one_said(text, words),
-        counted=None if unit else counted_of(text),
+        counted=None if unit else counted_of(text, words),
         unit=unit,
         seconds_per_unit=words.time_units.get(unit_stem(unit.text)) if unit else None,
         judgement=judgement_of(text, operation, words),
@@ -412,9 +412,20 @@ def unit_of(text: str, words: Lexicon) -> Span | None:
     return span_of(match, 1) if unit_stem(match.group(1)) in known else None
 
 
-def counted_of(text: str) -> Span | None:
+def counted_of(text: str, words: Lexicon) -> Span | None:
+    """ "how many shipments", or up to the plural noun adjectives lead to: "how many delayed road shipments"."""
     match = HOW_MANY.search(text)
-    return span_of(match) if match else None
+    if not match:
+        return None
+    end, after = match.end(), WORD.finditer(text, match.end())
+    if not plural(match.group(1).lower()):
+        for _, word in zip(range(3), after, strict=False):
+            if word.group(0).lower() in words.stopwords:
+                break
+            if plural(word.group(0).lower()):
+                end = word.end()
+                break
+    return Span(start=match.start(), end=end, text=text[match.start() : end])
 
 
 def shape_of(text: str, operation: Operation, asks_year: bool, several: bool, words: Lexicon) -> str:
