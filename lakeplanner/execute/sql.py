@@ -594,9 +594,10 @@ def drop_filters_beside_bound_choice(
 
 def conjuncts(condition: exp.Expression) -> list[exp.Expression]:
     """The terms of an AND chain, left to right (a lone condition is its own term)."""
-    if isinstance(condition, exp.And):
-        return [*conjuncts(condition.left), *conjuncts(condition.right)]
-    return [condition.unnest() if isinstance(condition, exp.Paren) else condition]
+    inner = condition.unnest() if isinstance(condition, exp.Paren) else condition
+    if isinstance(inner, exp.And):
+        return [*conjuncts(inner.left), *conjuncts(inner.right)]
+    return [inner]
 
 
 def drop_conjunct(condition: exp.Expression) -> None:
