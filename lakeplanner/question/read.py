@@ -82,6 +82,7 @@ def read_frame(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
     direction, direction_span = direction_of(text, words)
     periods = periods_of(text)
     several = find(words.several, text)
+    said = None if several else one_said(text, words)
     reason = find(words.reason, text)
     asks_year = find(words.which_year, text) is not None
     if reason is not None:
@@ -119,8 +120,8 @@ def read_frame(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         attribute=attribute_of(subject, words),
         wh=question_word(text, words),
         entity=entity_of(text, words),
-        one=None if several else one_meant(text, words),
-        one_said=None if several else one_said(text, words),
+        one=None if several else one_meant(text, words, said),
+        one_said=said,
         counted=None if unit else counted_of(text, words),
         unit=unit,
         seconds_per_unit=words.time_units.get(unit_stem(unit.text)) if unit else None,
@@ -376,13 +377,12 @@ def entity_of(text: str, words: Lexicon) -> str | None:
     return noun[:-1] if plural(noun) else noun
 
 
-def one_meant(text: str, words: Lexicon) -> str | None:
+def one_meant(text: str, words: Lexicon, said: Span | None) -> str | None:
     """The kind of thing exactly one is meant of: 'which invoice ...' (not 'which invoices'), or a
-    statement saying 'One invoice was disputed ...' (see one_said)."""
+    statement saying 'One invoice was disputed ...' (`said`, read by one_said)."""
     match = WHICH.search(text)
     if match and entity_of(text, words) == match.group(1).lower():
         return match.group(1).lower()
-    said = one_said(text, words)
     return said.text.split()[-1].lower() if said else None
 
 
