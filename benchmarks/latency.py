@@ -2,6 +2,7 @@
 
     python benchmarks/latency.py                       # the sample lake's 10 questions + TAT-QA's first 50
     python benchmarks/latency.py --tatqa 0             # the sample lake only (about 15 minutes)
+    python benchmarks/latency.py --configs prefix-states,rag   # skip a lever already measured
     python benchmarks/latency.py --report              # latency.md and .json from the runs
 
 Each question is asked by every configuration in turn (so a loaded machine slows them alike), in one
@@ -55,12 +56,15 @@ def run_uncached(lake: Lake, question: str, llm: LLM):
 METHODS["lakeplanner-uncached"] = run_uncached
 
 
-def models() -> dict[str, LLM]:
+def models(configs: set[str]) -> dict[str, LLM]:
     llms = {}
     for name, overrides in CONFIGS.items():
-        settings = LLMSettings(backend="local", model="default", **overrides)
-        llms[name] = LLM(LocalBackend(settings), settings)
-    return llms | {"rag": llms["prefix-states"]}
+        if name in configs or (name == "prefix-states" and "rag" in configs):
+            settings = LLMSettings(backend="local", model="default", **overrides)
+            llms[name] = LLM(LocalBackend(settings), settings)
+    if "rag" in configs:
+        llms["rag"] = llms["prefix-states"]
+    return {name: llm for name, llm in llms.items() if name in configs}
 
 
 def done(at: str) -> set[tuple[str, str, str]]:
@@ -113,11 +117,11 @@ def sample_items() -> list[dict]:
     ]
 
 
-def run(tatqa: int) -> None:
+def run(tatqa: int, configs: set[str]) -> None:
     at = commit()
     skip = done(at)
     RUNS.parent.mkdir(parents=True, exist_ok=True)
-    llms = models()
+    llms = models(configs)
     with tempfile.TemporaryDirectory() as work:
         lake = Lake.create(Path(work) / "sample")
         lake.ingest(LAKES["sample"])
@@ -171,8 +175,8 @@ def report() -> dict:
     configs_of: dict[tuple[str, str], set[str]] = {}
     for r in records:
         configs_of.setdefault((r["set"], r["uid"]), set()).add(r["config"])
-    # only questions every configuration answered (a run may have stopped half way through one)
-    expected = {"sample": set(SAMPLE_CONFIGS), "tatqa": set(METHOD)}
+    # only questions every configuration of the run answered (a run may have stopped half way through one)
+    expected = {s: set().union(*(c for (s2, _), c in configs_of.items() if s2 == s)) for s, _ in configs_of}
     records = [r for r in records if configs_of[(r["set"], r["uid"])] == expected[r["set"]]]
     table = {
         (s, c): figures([r for r in records if r["set"] == s and r["config"] == c])
@@ -239,10 +243,18 @@ def markdown(result: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tatqa", type=int, default=50, help="TAT-QA questions after the sample lake's (default 50)")
+    parser.add_argument(
+        "--configs",
+        default=",".join(METHOD),
+        help=f"comma-separated configurations to run (default all: {','.join(METHOD)})",
+    )
     parser.add_argument("--report", action="store_true", help="write results/latency.md and .json from the runs")
     args = parser.parse_args()
+    configs = set(args.configs.split(","))
+    if unknown := configs - set(METHOD):
+        parser.error(f"unknown configuration(s) {sorted(unknown)}; choose from {', '.join(METHOD)}")
     if not args.report:
-        run(args.tatqa)
+        run(args.tatqa, configs)
     report()
 
 
