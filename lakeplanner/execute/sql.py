@@ -411,9 +411,7 @@ def drop_unasked_key_filters(
             continue
         if not isinstance(condition.parent, exp.And | exp.Where):
             continue
-        scope = condition.find_ancestor(exp.Select)
-        aliases = {t.alias_or_name: t.name for t in scope.find_all(exp.Table) if t.find_ancestor(exp.Select) is scope}
-        table = aliases.get(column.table or owner(column.name, aliases, columns_of) or "")
+        table = table_of(column, columns_of)
         if table is None:
             continue
         pointed = key_row(contract, table, column.name)
