@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -184,10 +185,11 @@ def markdown(r: dict) -> str:
             lines.append(f"| {c['id']} | {c['kind']} | {str(outcome).replace('|', '/')[:140]} |")
         lines.append("")
     if r.get("fault_outcomes"):
-        lines += ["## Faults", "", "| fault | clear error | traceback | lake ok | message |", "|---|---|---|---|---|"]
+        lines += ["## Faults", "", "| fault | outcome | traceback | lake ok | message |", "|---|---|---|---|---|"]
         for o in r["fault_outcomes"]:
-            message = o["message"].replace("|", "/")[:140]
-            lines.append(f"| {o['name']} | {o['clear_error']} | {o['traceback']} | {o['lake_ok']} | {message} |")
+            outcome = "clear error" if o["clear_error"] else "answered" if o.get("answered") else "unclear"
+            message = re.sub(r"\x1b\[[0-9;]*m", "", o["message"]).replace("|", "/")[:140]
+            lines.append(f"| {o['name']} | {outcome} | {o['traceback']} | {o['lake_ok']} | {message} |")
         lines.append("")
     if r.get("details"):
         lines += ["## Kill points", "", "| point | killed during | consistent |", "|---|---|---|"]
