@@ -16,7 +16,6 @@ import json
 import os
 import random
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -210,13 +209,15 @@ class Child:
     follower: threading.Thread | None = None
 
     @classmethod
-    def start(cls, args: list[str], *, env: dict[str, str] | None = None, preexec_fn=None) -> Child:
+    def start(cls, args: list[str], *, env: dict[str, str] | None = None, command: list[str] = CHILD) -> Child:
+        """No preexec_fn, ever: it makes subprocess fork this process (Milvus Lite's gRPC runs in it), gRPC's
+        fork handlers restart a poller in the child, and closing the child's fds before exec kills that
+        child with SIGABRT ("epoll_wait error: Bad file descriptor") in ~3 of 100 starts."""
         process = subprocess.Popen(
-            ["nice", *CHILD, *args],
+            ["nice", *command, *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=cli_env() | (env or {}),
-            preexec_fn=preexec_fn,
         )
         child = cls(process)
         child.follower = threading.Thread(target=child.follow, daemon=True)
@@ -467,19 +468,23 @@ def ingest_and_ask(workdir: Path, drill: Drill | None = None) -> dict:
     return result
 
 
-def file_size_limit(limit: int):
-    def apply() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    return apply
+def file_size_limited(limit: int) -> list[str]:
+    """The CLI child, its files limited to `limit` bytes by the child itself, before it imports anything
+    (a write past the limit then fails with EFBIG, SIGXFSZ being ignored)."""
+    return [
+        sys.executable,
+        "-c",
+        "import resource, signal; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit})); "
+        "from lakeplanner.cli import app; app(prog_name='lakeplanner')",
+    ]
 
 
 def disk_full(workdir: Path, drill: Drill | None = None, limit: int = 96 * 1024) -> dict:
     """An ingest whose writes hit a file-size limit: a clear error, the lake at A or B, a rerun completes."""
     drill = drill or Drill.prepare(Path(workdir))
     lake_dir = drill.fresh_lake("disk_full")
-    child = Child.start(ingest_args(drill.source_b, lake_dir), preexec_fn=file_size_limit(limit))
+    child = Child.start(ingest_args(drill.source_b, lake_dir), command=file_size_limited(limit))
     child.finish()
     ok, problems = drill.lake_ok(lake_dir)
     again = rerun(drill, lake_dir)
