@@ -118,9 +118,18 @@ def test_structural_problems_go_to_the_replanner_with_the_findings(schema):
 
 def test_bounded_replans_then_advice(schema):
     broken = one_node(source="orders")
-    result = repair(broken, schema, replan=lambda plan, findings: plan, max_replans=2)
+    drafts = iter([one_node(source="order_lines"), one_node(source="purchases")])
+    result = repair(broken, schema, replan=lambda plan, findings: next(drafts), max_replans=2)
     assert not result.ok and result.replans == 2
-    assert result.advice == ["orders is not in the lake: ingest it, or ask about a source that exists"]
+    assert result.advice == ["purchases is not in the lake: ingest it, or ask about a source that exists"]
+
+
+def test_the_same_findings_are_not_fed_back_twice(schema):
+    """Greedy decoding from the same question and feedback writes the same draft: one replan, not two."""
+    broken = one_node(source="orders")
+    seen = []
+    result = repair(broken, schema, replan=lambda plan, findings: seen.append(findings) or plan, max_replans=2)
+    assert not result.ok and result.replans == 1 and len(seen) == 1
     assert [d.cause for d in diagnose(result.findings)] == [Cause.schema_drift]
 
 
@@ -235,7 +244,7 @@ def test_a_search_nothing_can_narrow_is_dropped_after_replanning(schema):
     )
     replans = []
     result = repair(plan, schema, replan=lambda p, f: replans.append(f) or p)
-    assert len(replans) == 2 and result.ok
+    assert len(replans) == 1 and result.ok
     [only] = result.plan.nodes
     assert only.label == "$var_1" and only.should_expose_answer
     assert any("$var_2: dropped" in e for e in result.edits)
@@ -300,7 +309,7 @@ def test_with_one_collection_a_plan_that_never_validates_becomes_one_search():
         ),
     )
     result = repair(copied_example, documents_only, replan=lambda plan, findings: plan)
-    assert result.ok and result.replans == 2
+    assert result.ok and result.replans == 1
     [only] = result.plan.nodes
     assert (only.tool, only.source, only.question) == ("vector", "documents", copied_example.question)
     assert "no draft validated" in result.edits[-1]

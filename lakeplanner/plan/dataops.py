@@ -1041,10 +1041,14 @@ class Repair:
 
 
 def repair(plan: Plan, schema: LakeSchema, *, replan: Replanner | None = None, max_replans: int = 2) -> Repair:
-    """Validate; fix locally; replan with the findings as feedback (bounded); advise on the rest."""
+    """Validate; fix locally; replan with the findings as feedback (bounded); advise on the rest.
+
+    The same findings are never fed back twice: the planner decodes greedily from the question and the
+    feedback, so a second replan with the feedback of the first would write the draft the first wrote."""
     fixer = Fixer(schema)
     findings = validate(plan, schema)
     replans = fix_rounds = 0
+    fed_back: set[tuple[Finding, ...]] = set()
     while findings:
         if fix_rounds < MAX_FIX_ROUNDS and any(d.fixable for d in diagnose(findings)):
             fixed = fixer.fix(plan, findings)
@@ -1052,8 +1056,9 @@ def repair(plan: Plan, schema: LakeSchema, *, replan: Replanner | None = None, m
             if fixed != plan:
                 plan, findings = fixed, validate(fixed, schema)
                 continue
-        if replan is None or replans >= max_replans:
+        if replan is None or replans >= max_replans or tuple(findings) in fed_back:
             break
+        fed_back.add(tuple(findings))
         plan, replans = replan(plan, findings), replans + 1
         findings, fix_rounds = validate(plan, schema), 0  # each new draft gets its own fix budget
     if findings and (last := fixer.drop_unlinkable_searches(plan, findings)) != plan:
