@@ -225,8 +225,15 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     matched = {ref: (t, c) for ref, (t, c) in node.matched_columns().items() if c in schema.tables.get(t, {})}
     bound_literals = {str(v) for columns in bindings.values() for values in columns.values() for v in values}
     carried: list[str] = []  # repairs of the last attempt's statement, recorded with the next
+    # the writer's prompt differs between attempts only by the feedback, and decoding is greedy: the
+    # same feedback again would write the statement that just failed
+    fed_back: set[str | None] = set()
+    tries = 0
     for attempt in range(settings.sql_retries + 1):
         if sql is None or feedback is not None:
+            if feedback in fed_back:
+                break
+            fed_back.add(feedback)
             messages = sqlnode.sql_messages(node, contract, tables, bound, feedback, named, lost)
             # bound values stay out of the prompt; example and category values are lake data shown
             shown = sqlnode.examples_chars(contract, tables) + told
@@ -234,6 +241,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             sql = recorder.complete(
                 services.llm, "sql.write", messages, sqlnode.SqlDraft, max_tokens=300, data_chars=shown
             ).value.sql
+        tries = attempt + 1
         sql, edits = _fix_names(node, sql, schema)
         edits, carried = carried + edits, []
         try:
@@ -273,10 +281,11 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
                 sql, feedback, carried = written.sql("duckdb"), None, moved
                 continue
             held, exist = sqlnode.filtered_values(written, categories), sqlnode.held_filters(written, categories)
-            feedback = sqlnode.nothing_matched(held, exist)
-            told = sum(map(len, exist)) if exist else sqlnode.values_chars(held)
-            result.advice.append(f"attempt {attempt + 1}: {feedback}")
-            continue
+            if (retry := sqlnode.nothing_matched(held, exist)) not in fed_back:
+                feedback = retry
+                told = sum(map(len, exist)) if exist else sqlnode.values_chars(held)
+                result.advice.append(f"attempt {attempt + 1}: {feedback}")
+                continue
         if unheld:  # a count of rows the lake does not hold is no answer
             feedback = f"it counted no rows: no row holds {', '.join(unheld)}"
             break
@@ -292,7 +301,7 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             row = sqlnode.named_row(categories, asked or node.question)
             add_year_values(frame, written, result, engine, schema, keys, settings, recorder, row)
         return result
-    result.error = f"no runnable SQL after {settings.sql_retries + 1} attempts: {feedback}"
+    result.error = f"no runnable SQL after {tries} attempt{'s' * (tries != 1)}: {feedback}"
     return result
 
 
