@@ -25,6 +25,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -37,6 +38,7 @@ from lakeplanner import Lake
 from lakeplanner.execute.ask import ask
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.settings import ExecSettings
+from lakeplanner.lineage.tracing import SPANS_FILE, TRACES, attribute_values
 from lakeplanner.llm.base import LLM
 from lakeplanner.llm.local import LocalBackend
 from lakeplanner.llm.settings import LLMSettings
@@ -81,6 +83,7 @@ def ask_each(llms: dict[str, LLM], lake: Lake, item: dict, at: str, skip: set) -
         outcome, usage, seconds, error = timed(METHOD[config], lake, item["question"], llm)
         record = item | {
             "config": config,
+            "started": round(time.time() - seconds, 1),
             "seconds": round(seconds, 2),
             "llm_calls": usage.calls,
             "prompt_tokens": usage.prompt_tokens,
@@ -164,6 +167,50 @@ def figures(records: list[dict]) -> dict:
     }
 
 
+def spans_in(path: Path):
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            for resource in json.loads(line).get("resourceSpans", []):
+                for scope in resource.get("scopeSpans", []):
+                    yield from scope.get("spans", [])
+
+
+def traced_calls(lakes: Path, since: float) -> list[tuple[float, float, str, int]]:
+    """(start, seconds, purpose, generated tokens) of each LLM call the lakes' traces hold since `since`."""
+    calls = []
+    for path in lakes.glob(f"*/lake/{TRACES}/{SPANS_FILE}"):
+        for span in spans_in(path):
+            start, end = int(span["startTimeUnixNano"]) / 1e9, int(span["endTimeUnixNano"]) / 1e9
+            values = attribute_values(span)
+            if start >= since and (purpose := values.get("lakeplanner.llm.purpose")):
+                calls.append((start, end - start, purpose, int(values.get("gen_ai.usage.output_tokens", 0))))
+    return calls
+
+
+def time_by_purpose(records: list[dict], lakes: Path) -> dict:
+    """LLM calls, seconds and generated tokens per question by the call's purpose, over the asks of
+    `records` (each ask's calls are those its lake traced while it ran)."""
+    timed = [r for r in records if "started" in r]
+    if not timed:
+        return {}
+    calls = traced_calls(lakes, min(r["started"] for r in timed))
+    totals: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0])
+    for r in timed:
+        for start, seconds, purpose, generated in calls:
+            if r["started"] <= start <= r["started"] + r["seconds"]:
+                total = totals[purpose]
+                total[0], total[1], total[2] = total[0] + 1, total[1] + seconds, total[2] + generated
+    n = len(timed)
+    return {
+        purpose: {
+            "calls_per_question": round(count / n, 2),
+            "seconds_per_question": round(seconds / n, 1),
+            "generated_tokens_per_call": round(generated / count),
+        }
+        for purpose, (count, seconds, generated) in sorted(totals.items(), key=lambda kv: -kv[1][1])
+    }
+
+
 def report() -> dict:
     records = [json.loads(line) for line in RUNS.read_text().splitlines() if line.strip()]
     latest = records[-1]["commit"]
@@ -200,6 +247,8 @@ def report() -> dict:
     }
     if main == "tatqa":
         result |= {"em": ours["right"] / ours["questions"], "rag_em": rag["right"] / rag["questions"]}
+        asked = [r for r in records if r["set"] == "tatqa" and r["config"] == "prefix-states"]
+        result["llm_time_by_purpose"] = time_by_purpose(asked, WORK / "tatqa")
     speed = json.loads((HERE / "results" / "llm.json").read_text())["speed"]  # this machine's measured rates
     result["breakdown_s"] = {
         "prompt_evaluation": round(ours["prompt_tokens_evaluated_per_question"] / speed["prompt_tok_per_s"], 1),
@@ -237,6 +286,18 @@ def markdown(result: dict) -> str:
         f"{result['breakdown_s']['generation']} s generating; the rest is engines, embedding and reranking.",
         "",
     ]
+    if by_purpose := result.get("llm_time_by_purpose"):
+        lines += [
+            f"LLM calls by purpose ({result['measured_on']}, prefix-states; read from the lakes' traces):",
+            "",
+            "| purpose | calls per question | seconds per question | generated tokens per call |",
+            "|---|---:|---:|---:|",
+            *[
+                f"| {p} | {f['calls_per_question']} | {f['seconds_per_question']} | {f['generated_tokens_per_call']} |"
+                for p, f in by_purpose.items()
+            ],
+            "",
+        ]
     return "\n".join(lines)
 
 
