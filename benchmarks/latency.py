@@ -38,7 +38,7 @@ from lakeplanner import Lake
 from lakeplanner.execute.ask import ask
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.settings import ExecSettings
-from lakeplanner.lineage.tracing import SPANS_FILE, TRACES, attribute_values
+from lakeplanner.lineage.tracing import SPANS_FILE, TRACES, attribute_values, spans_in
 from lakeplanner.llm.base import LLM
 from lakeplanner.llm.local import LocalBackend
 from lakeplanner.llm.settings import LLMSettings
@@ -165,14 +165,6 @@ def figures(records: list[dict]) -> dict:
         "generated_tokens_per_question": round(sum(r["completion_tokens"] for r in records) / n),
         "right": sum(bool(r["right"]) for r in records),
     }
-
-
-def spans_in(path: Path):
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            for resource in json.loads(line).get("resourceSpans", []):
-                for scope in resource.get("scopeSpans", []):
-                    yield from scope.get("spans", [])
 
 
 def traced_calls(lakes: Path, since: float) -> list[tuple[float, float, str, int]]:

@@ -115,21 +115,22 @@ def clean(attributes: dict) -> dict:
     return out
 
 
-def read_spans(lake_path: Path, trace_id: str) -> list[dict]:
-    """The spans of one trace from the lake's OTLP/JSON lines, flattened."""
-    path = Path(lake_path) / TRACES / SPANS_FILE
+def spans_in(path: Path, containing: str = "") -> Iterator[dict]:
+    """The spans of an OTLP/JSON lines file, flattened; only lines holding `containing` are parsed."""
     if not path.exists():
-        return []
-    spans = []
+        return
     with path.open(encoding="utf-8") as f:
         for line in f:
-            if trace_id not in line:
+            if containing not in line:
                 continue
-            request = json.loads(line)
-            for resource in request.get("resourceSpans", []):
+            for resource in json.loads(line).get("resourceSpans", []):
                 for scope in resource.get("scopeSpans", []):
-                    spans += [s for s in scope.get("spans", []) if s.get("traceId") == trace_id]
-    return spans
+                    yield from scope.get("spans", [])
+
+
+def read_spans(lake_path: Path, trace_id: str) -> list[dict]:
+    """The spans of one trace from the lake's OTLP/JSON lines, flattened."""
+    return [s for s in spans_in(Path(lake_path) / TRACES / SPANS_FILE, trace_id) if s.get("traceId") == trace_id]
 
 
 def attribute_values(span: dict) -> dict[str, Any]:
