@@ -34,7 +34,8 @@ from lakeplanner.cli import app
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.ingest.tables import HASH_COLUMN
 
-CHILD = [sys.executable, "-c", "from lakeplanner.cli import app; app(prog_name='lakeplanner')"]
+RUN_CLI = "from lakeplanner.cli import app; app(prog_name='lakeplanner')"
+CHILD = [sys.executable, "-c", RUN_CLI]
 PHASE = re.compile(r"(discovering sources|reading \w+|table \w+|documents \w+|embedding \w+|contract)")
 COMMIT_PHASES = ("table ", "documents ", "embedding ", "contract")
 RUNS_PER_CHAIN = 10  # kills in a row on one lake before an uninterrupted rerun must reach B
@@ -475,8 +476,7 @@ def file_size_limited(limit: int) -> list[str]:
         sys.executable,
         "-c",
         "import resource, signal; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
-        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit})); "
-        "from lakeplanner.cli import app; app(prog_name='lakeplanner')",
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit})); {RUN_CLI}",
     ]
 
 
