@@ -150,7 +150,7 @@ def test_a_generated_plan_gets_back_the_id_its_steps_dropped(sample_lake):
         ]
     }
     result = Planner(lake, LLM(FakeBackend([json.dumps(lost)])), use_cache=False).plan(
-        "What is the total amount of invoice INV-1042?"
+        "What is the balance of invoice INV-1042?"  # no column says "balance": the planner drafts it
     )
     assert result.ok and result.plan.nodes[0].question == "total_amount of the invoice (invoice_id INV-1042)"
     assert "$var_1: names invoice_id INV-1042, which the question names and no step did" in result.edits

@@ -38,7 +38,7 @@ def test_a_question_streams_from_the_real_model_and_is_served_again(served):
         assert not answer["abstained"], answer["reason"]
         assert "14" in f"{answer['value']} {answer['sentence']}"
         assert any(c["kind"] == "row" and c["source"] == "customers" for c in answer["citations"])
-        assert answer["usage"]["llm_calls"] >= 2 and answer["usage"]["input_tokens"] > 0
+        assert answer["usage"]["llm_calls"] >= 1 and answer["usage"]["input_tokens"] > 0  # one table: no planning call
         again = client.ask(QUESTION)
         assert again.plan_cache == "answer" and again.value == answer["value"]
         spans = client.trace(answer["trace_id"])["spans"]

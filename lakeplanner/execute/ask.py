@@ -32,7 +32,6 @@ from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.policy import OPEN, Access
 from lakeplanner.question import QuestionFrame, packs_for, read_question
 from lakeplanner.question.fill import fill_frame
-from lakeplanner.question.read import with_values
 
 OnResult = Callable[[NodeResult], None]
 OnPlan = Callable[[PlanResult], None]
@@ -329,7 +328,7 @@ def ask(
                     access=access,
                 )
                 if isinstance(planner, Planner):
-                    frame = with_values(frame, planner.known.find(question))
+                    frame = planner.frame_of(question)
                 root.set_attribute("lakeplanner.question.frame", json.dumps(frame.summary()))
                 planned = planner.plan(question)
                 if planned.ok:

@@ -1,4 +1,5 @@
-"""The planning pipeline: cache lookup -> generation -> validation -> DataOps repair -> cache store."""
+"""The planning pipeline: cache lookup -> a plan the question determines (no LLM call) -> generation ->
+validation -> DataOps repair -> cache store."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ from lakeplanner.plan.cache import Context, KnownValues, PlanCache, cache_for, c
 from lakeplanner.plan.dataops import plan_from_question, repair, restore_lost_parts
 from lakeplanner.plan.generate import Generator, Pruner
 from lakeplanner.plan.model import Plan
+from lakeplanner.plan.single_source import one_table_plan
 from lakeplanner.plan.validate import Code, Finding, LakeSchema
 from lakeplanner.policy import OPEN, Access, denied_sources, scoped_contract
+from lakeplanner.question import QuestionFrame, packs_for, read_question
+from lakeplanner.question.read import with_values
 
 
 class PlanResult(BaseModel):
@@ -61,6 +65,10 @@ class Planner:
         """The key values the lake holds, to find those a question names (the cache's, when it has one)."""
         return self.cache.known if self.cache is not None else known_values(self.lake)
 
+    def frame_of(self, question: str) -> QuestionFrame:
+        """The question's frame with the lake values it names bound to their columns."""
+        return with_values(read_question(question, packs_for(self.contract)), self.known.find(question))
+
     def generator(self) -> Generator:
         self.llm = self.llm or get_llm()
         return Generator(self.llm, self.contract, self.pruner)
@@ -79,7 +87,10 @@ class Planner:
                     cache=hit.kind,
                     cached_from=hit.source_question,
                 )
-        if (determined := plan_from_question(question, self.known, self.schema)) is not None:
+        determined = plan_from_question(question, self.known, self.schema) or one_table_plan(
+            self.frame_of(question), self.schema
+        )
+        if determined is not None:
             plan, edits = determined
             if self.cache is not None:
                 self.cache.put(question, plan, self.context)

@@ -94,6 +94,7 @@ class LakeSchema:
     citations: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (table, collection) -> keys cited
     labels: dict[str, str] = field(default_factory=dict)  # table -> the column that names its rows
     denied: frozenset[str] = frozenset()  # sources of the lake the asking role may not read
+    references: dict[tuple[str, str], str] = field(default_factory=dict)  # (table, foreign key column) -> its target
 
     @classmethod
     def from_contract(cls, contract: Contract, denied: frozenset[str] = frozenset()) -> LakeSchema:
@@ -120,8 +121,19 @@ class LakeSchema:
             if s.kind is SourceKind.documents
         }
         labels = {s.name: s.label for s in contract.sources if s.kind is SourceKind.table and s.label}
+        references = {(fk.source, fk.column): fk.target for fk in contract.foreign_keys}
         return cls(
-            tables, collections, linked, joins, document_links, identifiers, collection_names, citations, labels, denied
+            tables,
+            collections,
+            linked,
+            joins,
+            document_links,
+            identifiers,
+            collection_names,
+            citations,
+            labels,
+            denied,
+            references,
         )
 
     def columns(self, source: str) -> dict[str, FieldType]:
