@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -185,10 +184,12 @@ def markdown(r: dict) -> str:
             lines.append(f"| {c['id']} | {c['kind']} | {str(outcome).replace('|', '/')[:140]} |")
         lines.append("")
     if r.get("fault_outcomes"):
+        from tests.faults import without_colours
+
         lines += ["## Faults", "", "| fault | outcome | traceback | lake ok | message |", "|---|---|---|---|---|"]
         for o in r["fault_outcomes"]:
             outcome = "clear error" if o["clear_error"] else "answered" if o.get("answered") else "unclear"
-            message = re.sub(r"\x1b\[[0-9;]*m", "", o["message"]).replace("|", "/")[:140]
+            message = without_colours(o["message"]).replace("|", "/")[:140]
             lines.append(f"| {o['name']} | {outcome} | {o['traceback']} | {o['lake_ok']} | {message} |")
         lines.append("")
     if r.get("details"):

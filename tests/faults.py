@@ -14,6 +14,7 @@ import atexit
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -29,6 +30,8 @@ from pathlib import Path
 
 from lakeplanner import Lake, sample_lake_path
 from tests.batch_child import PLAN
+
+COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 
 QUESTION = "How many customers are there?"
 CUSTOMERS = 10  # rows of the small lake's one table, and the scripted answer
@@ -62,8 +65,13 @@ class Seen:
 
     def first_line(self) -> str:
         shown = self.stderr if self.rc else self.stdout
-        lines = [line.strip() for line in (shown or self.text).splitlines() if line.strip()]
+        lines = [line.strip() for line in without_colours(shown or self.text).splitlines() if line.strip()]
         return lines[0] if lines else ""
+
+
+def without_colours(text: str) -> str:
+    """The text as a terminal without colours shows it (rich colours a CLI's errors)."""
+    return COLOURS.sub("", text)
 
 
 # --- the small lake ------------------------------------------------------------------------------

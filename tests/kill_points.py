@@ -33,6 +33,7 @@ from lakeplanner import Lake
 from lakeplanner.cli import app
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.ingest.tables import HASH_COLUMN
+from tests.faults import without_colours
 
 RUN_CLI = "from lakeplanner.cli import app; app(prog_name='lakeplanner')"
 CHILD = [sys.executable, "-c", RUN_CLI]
@@ -262,7 +263,7 @@ class Child:
     @property
     def error_text(self) -> str:
         """stderr as lines, without colours and with the progress display's redraws broken into lines."""
-        text = re.sub(r"\x1b\[[0-9;]*m", "", self.stderr.decode(errors="replace"))
+        text = without_colours(self.stderr.decode(errors="replace"))
         text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "\n", text)  # the progress display's cursor moves
         return "\n".join(line for line in text.replace("\r", "\n").splitlines() if line.strip())
 
