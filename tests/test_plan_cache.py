@@ -3,7 +3,7 @@
 import pytest
 
 from lakeplanner.llm.embeddings import default_embedder
-from lakeplanner.plan.cache import Context, PlanCache, cache_for, extract_slots, template_of
+from lakeplanner.plan.cache import Context, KnownValues, PlanCache, cache_for, extract_slots, template_of
 from lakeplanner.plan.model import Plan, PlanNode
 
 
@@ -154,3 +154,30 @@ def test_a_plan_another_release_cached_is_planned_again(sample_lake, tmp_path, m
     assert cache_for(lake, path).get("What is the total of invoice INV-1010?").kind == "exact"
     monkeypatch.setattr(lakeplanner, "__version__", "99.0.0")
     assert cache_for(lake, path).get("What is the total of invoice INV-1010?") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("How much did cash and cash equivalents change?", ["cash and cash equivalents"]),  # stems: plural
+        ("Which shipments did Acme Freight carry in 2024?", ["Acme Freight"]),
+        ("What did Acme Freight Ltd charge?", []),  # named in full: find's, not a mention
+        ("What is the total amount?", []),  # generic words name nothing
+        ("What did the freight cost?", []),  # one distinctive word is too little
+    ],
+)
+def test_a_value_is_mentioned_by_a_run_of_two_distinctive_words_or_more(text, named):
+    known = KnownValues(
+        {
+            "net increase (decrease) in cash and cash equivalents": "report.line_item",
+            "acme freight ltd": "carriers.name",
+            "total amount due": "invoices.label",
+        }
+    )
+    assert [text[start:end] for start, end, _ in known.mentions(text)] == named
+
+
+def test_a_run_several_columns_hold_is_bound_to_each():
+    known = KnownValues({"north depot east": "warehouses.name", "north depot west": "regions.name"})
+    assert known.mentions("What is stored at North Depot East?") == []  # named in full
+    assert {c for *_, c in known.mentions("Who runs north depot today?")} == {"regions.name", "warehouses.name"}

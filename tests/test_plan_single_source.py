@@ -5,6 +5,7 @@ import pytest
 from lakeplanner.contract.models import FieldType
 from lakeplanner.llm.base import LLM
 from lakeplanner.llm.fake import FakeBackend
+from lakeplanner.plan.cache import KnownValues
 from lakeplanner.plan.planner import Planner
 from lakeplanner.plan.single_source import one_table_plan
 from lakeplanner.plan.validate import LakeSchema
@@ -79,3 +80,20 @@ def test_a_value_of_a_foreign_key_names_a_row_of_the_table_it_references_too():
     assert one_table_plan(frame, schema) is None
     keyed = with_values(read_question(question), [(start, start + 3, "trips.trip_id")])
     assert one_table_plan(keyed, LakeSchema(tables=tables, collections=set())) is not None
+
+
+def test_a_value_named_by_part_of_its_words_names_its_table_for_arithmetic():
+    schema = LakeSchema(
+        tables={"report": {"line_item": FieldType.string, "year": FieldType.integer, "value": FieldType.number}},
+        collections={"notes"},
+    )
+    known = KnownValues({"net increase (decrease) in cash and cash equivalents": "report.line_item"})
+    question = "What was the change in cash and cash equivalents from 2018 to 2019?"
+    frame = with_values(read_question(question), known.find(question), known.mentions(question))
+    assert [v.span.text for v in frame.mentions] == ["cash and cash equivalents"]
+    plan, _ = one_table_plan(frame, schema)
+    assert [(n.tool, n.source) for n in plan.nodes] == [("sql", "report")]
+    lookup = "How many were sold to franchisees in 2017?"
+    known = KnownValues({"restaurants sold to franchisees": "report.line_item"})
+    frame = with_values(read_question(lookup), known.find(lookup), known.mentions(lookup))
+    assert frame.mentions and one_table_plan(frame, schema) is None  # by part of a name: arithmetic only

@@ -11,7 +11,9 @@ instead of "total", another table) is never served. Every hit is validated again
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -32,7 +34,7 @@ from lakeplanner.ingest.segments import stored_documents
 from lakeplanner.plan.model import Plan
 from lakeplanner.policy import Access
 from lakeplanner.question import Operation, read_question
-from lakeplanner.question.words import stem, word_set
+from lakeplanner.question.words import TOKEN, stem, word_set
 
 _NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
@@ -96,6 +98,63 @@ class KnownValues:
         if self.pattern is None:
             return []
         return [(m.start(), m.end(), self.values[m.group(0).casefold()]) for m in self.pattern.finditer(text)]
+
+    @functools.cached_property
+    def phrases(self) -> dict[tuple[str, str], set[str]]:
+        """(stem, next stem) -> the values of two distinctive words or more whose words hold that pair."""
+        index: dict[tuple[str, str], set[str]] = {}
+        for value in self.values:
+            said = [stem(w) for w in TOKEN.findall(value)]
+            if sum(map(distinctive, said)) >= 2:
+                for pair in itertools.pairwise(said):
+                    index.setdefault(pair, set()).add(value)
+        return index
+
+    def mentions(self, text: str) -> list[tuple[int, int, str]]:
+        """Values the text names by a run of their words rather than in full (stems compared, two
+        distinctive words or more): "cash and cash equivalents" names the row "net increase (decrease)
+        in cash and cash equivalents", "Acme Freight" the carrier "Acme Freight Ltd". A run inside a
+        value named in full, or inside a longer run, is left out; a run that several columns hold is
+        bound to each."""
+        words = list(TOKEN.finditer(text.lower()))
+        said = [stem(w.group(0)) for w in words]
+        exact = [(start, end) for start, end, _ in self.find(text)]
+        runs: dict[tuple[int, int], set[str]] = {}
+        for value in set().union(*(self.phrases.get(pair, set()) for pair in itertools.pairwise(said))):
+            if (run := shared_run(said, [stem(w) for w in TOKEN.findall(value)])) is None:
+                continue
+            start, end = words[run[0]].start(), words[run[1]].end()
+            if not any(s <= start and end <= e for s, e in exact):
+                runs.setdefault((start, end), set()).add(self.values[value])
+        return sorted(
+            (start, end, column)
+            for (start, end), columns in runs.items()
+            if not any(s <= start and end <= e and (s, e) != (start, end) for s, e in runs)
+            for column in columns
+        )
+
+
+def distinctive(word: str) -> bool:
+    """A word that can tell one value from another: not a function word, a number or a generic part of
+    a name (id, name, amount...)."""
+    return len(word) > 1 and not word.isdigit() and word not in word_set("stopwords") and word not in GENERIC_PARTS
+
+
+def shared_run(said: list[str], value: list[str]) -> tuple[int, int] | None:
+    """The first and last index in `said` of its longest run of words the value holds in the same
+    order, trimmed to distinctive words at both ends; None when that run has fewer than two."""
+    best, at = 0, 0
+    ending = [0] * (len(value) + 1)
+    for i, word in enumerate(said):
+        ending = [0] + [ending[j] + 1 if word == value[j] else 0 for j in range(len(value))]
+        if max(ending) > best:
+            best, at = max(ending), i
+    run = list(range(at - best + 1, at + 1))
+    while run and not distinctive(said[run[0]]):
+        run.pop(0)
+    while run and not distinctive(said[run[-1]]):
+        run.pop()
+    return (run[0], run[-1]) if sum(distinctive(said[i]) for i in run) >= 2 else None
 
 
 def extract_slots(question: str, known: KnownValues) -> tuple[str, list[Slot]]:

@@ -67,7 +67,8 @@ class Planner:
 
     def frame_of(self, question: str) -> QuestionFrame:
         """The question's frame with the lake values it names bound to their columns."""
-        return with_values(read_question(question, packs_for(self.contract)), self.known.find(question))
+        frame = read_question(question, packs_for(self.contract))
+        return with_values(frame, self.known.find(question), self.known.mentions(question))
 
     def generator(self) -> Generator:
         self.llm = self.llm or get_llm()

@@ -27,9 +27,13 @@ def asks_documents(frame: QuestionFrame) -> bool:
 def named_table(frame: QuestionFrame, schema: LakeSchema) -> str | None:
     """The one readable table that holds every lake value the question names; None when it names none,
     or values of several sources (a join or a document the planner must order). A value of a foreign
-    key column (shipments.vehicle) is a row of the table it references (trucks) too."""
+    key column (shipments.vehicle) is a row of the table it references (trucks) too.
+
+    A value named by part of its words counts only for arithmetic, which needs the numbers rows hold: a
+    count or a lookup by part of a row's name may ask what a document tells ("of the 50 restaurants
+    acquired, how many were sold to franchisees?" beside a row "restaurants sold to franchisees")."""
     holders = set()
-    for value in frame.values:
+    for value in frame.values + (frame.mentions if frame.computed else ()):
         table, column = value.column.split(".", 1)
         holders |= {table, schema.references.get((table, column), table)}
     if len(holders) != 1:

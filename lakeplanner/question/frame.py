@@ -117,6 +117,7 @@ class QuestionFrame(_Frozen):
     alternatives: bool = False  # it offers things to choose from ("A or B", "which", "between")
     clauses: tuple[Span, ...] = ()  # its sentences and joined clauses, in order
     values: tuple[BoundValue, ...] = ()
+    mentions: tuple[BoundValue, ...] = ()  # values named by part of their words ("cash equivalents")
     filled: tuple[str, ...] = ()  # the fields an LLM proposed (as spans of the question) where the reader could not
 
     @property

@@ -133,14 +133,22 @@ def read_frame(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
     )
 
 
-def with_values(frame: QuestionFrame, found: Iterable[tuple[int, int, str]]) -> QuestionFrame:
-    """The frame with the lake's values the question names (start, end, table.column), each bound to
-    the column that holds it: the lake's half of reading a question, done where the lake is known."""
-    values = tuple(
-        BoundValue(span=Span(start=start, end=end, text=frame.text[start:end]), column=column)
-        for start, end, column in found
-    )
-    return frame.model_copy(update={"values": values})
+def with_values(
+    frame: QuestionFrame,
+    found: Iterable[tuple[int, int, str]],
+    mentioned: Iterable[tuple[int, int, str]] = (),
+) -> QuestionFrame:
+    """The frame with the lake's values the question names (start, end, table.column), in full and by
+    part of their words, each bound to the column that holds it: the lake's half of reading a question,
+    done where the lake is known."""
+
+    def bound(spans: Iterable[tuple[int, int, str]]) -> tuple[BoundValue, ...]:
+        return tuple(
+            BoundValue(span=Span(start=start, end=end, text=frame.text[start:end]), column=column)
+            for start, end, column in spans
+        )
+
+    return frame.model_copy(update={"values": bound(found), "mentions": bound(mentioned)})
 
 
 def find(phrases: list[str], text: str) -> Span | None:
