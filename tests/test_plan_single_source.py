@@ -7,7 +7,7 @@ from lakeplanner.llm.base import LLM
 from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.plan.cache import KnownValues
 from lakeplanner.plan.planner import Planner
-from lakeplanner.plan.single_source import one_table_plan
+from lakeplanner.plan.single_source import one_table_plan, tables_of_named_columns
 from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.question import read_question
 from lakeplanner.question.read import with_values
@@ -97,3 +97,16 @@ def test_a_value_named_by_part_of_its_words_names_its_table_for_arithmetic():
     known = KnownValues({"restaurants sold to franchisees": "report.line_item"})
     frame = with_values(read_question(lookup), known.find(lookup), known.mentions(lookup))
     assert frame.mentions and one_table_plan(frame, schema) is None  # by part of a name: arithmetic only
+
+
+def test_a_hyphenated_spelling_names_the_column_it_spells():
+    schema = LakeSchema(
+        tables={
+            "invoices": {"invoice_id": FieldType.string, "customer_id": FieldType.string},
+            "customers": {"customer_id": FieldType.string, "billing_email": FieldType.string},
+        },
+        collections=set(),
+    )
+    assert tables_of_named_columns("What is the billing e-mail of the customer on invoice INV-1?", schema) == {
+        "customers"
+    }

@@ -7,6 +7,12 @@ def test_tokens_are_lower_case_words_and_numbers_split_at_anything_else():
     assert tokens("Total_weight of INV-1042, in 2024?") == ["total", "weight", "of", "inv", "1042", "in", "2024"]
 
 
+def test_a_one_letter_prefix_joins_its_word_as_a_column_name_writes_it():
+    assert tokens("the e-mail and X-ray of A-1 in a well-known re-run") == [
+        "the", "email", "and", "xray", "of", "a", "1", "in", "a", "well", "known", "re", "run"
+    ]  # fmt: skip
+
+
 def test_a_stem_merges_plurals_participles_and_synonyms():
     assert [stem(w) for w in ("invoices", "companies", "disputed", "class")] == [
         "invoice",

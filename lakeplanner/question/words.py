@@ -10,11 +10,13 @@ import unicodedata
 from lakeplanner.question.lexicon import lexicon
 
 TOKEN = re.compile(r"[a-z0-9]+")
+ONE_LETTER_PREFIX = re.compile(r"\b([a-z])-(?=[a-z]{2})")
 
 
 def tokens(text: str) -> list[str]:
-    """Its lower-case words and numbers, in order ('total_weight' is two words)."""
-    return TOKEN.findall(text.lower())
+    """Its lower-case words and numbers, in order ('total_weight' is two words; 'e-mail' is one, as a
+    column name writes it: email)."""
+    return TOKEN.findall(ONE_LETTER_PREFIX.sub(r"\1", text.lower()))
 
 
 @functools.cache
