@@ -448,8 +448,12 @@ def concurrent_ingests(workdir: Path, drill: Drill | None = None) -> dict:
     lake_dir = drill.fresh_lake("concurrent")
     first = Child.start(ingest_args(drill.source_b, lake_dir))
     first.wait_for("table ")
-    second = Child.start(ingest_args(drill.source_b, lake_dir))
-    second.finish()
+    first.process.send_signal(signal.SIGSTOP)  # it holds the lock while the second tries, however slow that start is
+    try:
+        second = Child.start(ingest_args(drill.source_b, lake_dir))
+        second.finish()
+    finally:
+        first.process.send_signal(signal.SIGCONT)
     problems = [] if first.finish() == 0 else [f"the first ingest failed: {first.error_text[-300:]}"]
     problems += complete_problems(lake_state(lake_dir), drill.after)[0]
     return fault_result("two ingests at once", second, not problems, problems)
