@@ -105,6 +105,30 @@ def test_report_pairs_methods_on_the_same_questions(tmp_path):
     assert {"n", "em", "f1", "em_rag", "em_react", "em_dag", "em_gain_over_rag", "em_gain_over_react"} <= set(t)
     markdown = (tmp_path / "qa.md").read_text()
     assert "not yet measured" in markdown and "| gain 50.0 on 2 | partial (2 of 300): on track |" in markdown
+    assert results["tatqa-holdout"]["n"] == 0 and "## tatqa-holdout" not in markdown
+
+
+def test_report_gives_the_holdouts_gap_to_the_300(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    fixed, _ = load("tatqa", 2)
+    holdout, _ = load("tatqa-holdout", 2)
+
+    def record(q, em):
+        prediction = (q.answer if isinstance(q.answer, list) else [str(q.answer)]) if em else []
+        return (
+            {"uid": q.uid, "prediction": prediction, "answer_type": q.answer_type, "answer_from": q.answer_from}
+            | {"em": em, "f1": em, "abstained": not em, "seconds": 5.0, "llm_calls": 1, "prompt_tokens": 10}
+            | {"completion_tokens": 1, "data_chars": 5, "model": "m", "code": "c"}
+        )
+
+    (runs / "tatqa-lakeplanner.jsonl").write_text("\n".join(json.dumps(record(q, 1)) for q in fixed) + "\n")
+    (runs / "tatqa-holdout-lakeplanner.jsonl").write_text(
+        "\n".join(json.dumps(record(q, i == 0)) for i, q in enumerate(holdout)) + "\n"
+    )
+    h = write_report(runs, tmp_path)["tatqa-holdout"]
+    assert (h["n"], h["em"], h["em_gap_to_300"]) == (2, 50.0, -50.0)
+    assert "EM gap to the 300: -50.0" in (tmp_path / "qa.md").read_text()
 
 
 def test_react_loops_over_tools_and_answers_at_the_step_limit(sample_lake):

@@ -163,6 +163,18 @@ def dataset_results(folder: Path, dataset: str) -> dict:
     }
 
 
+def holdout_results(folder: Path, tatqa: dict) -> dict:
+    """lakeplanner on TAT-QA's 100 questions outside the fixed 300 (run once, never tuned on) and its EM
+    gap to the 300: how the TAT-QA pack generalises."""
+    ours_only = {m: r for m, r in read_runs(folder, "tatqa-holdout").items() if m == "lakeplanner"}
+    runs = rescored(ours_only, "tatqa-holdout")
+    if not runs:
+        return {"n": 0, "methods": {}}
+    ours = summary(list(runs["lakeplanner"].values()))
+    gap = None if ours["em"] is None or tatqa["em"] is None else round(ours["em"] - tatqa["em"], 1)
+    return {"n": ours["n"], "em": ours["em"], "f1": ours["f1"], "em_gap_to_300": gap, "methods": {"lakeplanner": ours}}
+
+
 def status(gain: float | None, threshold: float, paired: int, needed: int) -> str:
     """'yes' / 'NO' once `needed` questions are paired; before that, partial and on track or behind."""
     if gain is None:
@@ -203,7 +215,7 @@ def targets(results: dict) -> list[tuple[str, str, str]]:
 def method_rows(dataset: str, results: dict) -> list[str]:
     rows = []
     for method, s in results["methods"].items():
-        n_planned = PLANNED[method] if dataset == "tatqa" else 100
+        n_planned = PLANNED[method] if dataset == "tatqa" else 100  # the holdout and HotpotQA: 100
         lat = s["latency_s"]
         rows.append(
             f"| {method} | {s['n']} / {n_planned} | {s['em']} | {s['f1']} | {s['abstentions']} | "
@@ -289,11 +301,31 @@ def markdown(results: dict) -> str:
             "",
             *[f"- {m}: " + ", ".join(f"{k} {v}" for k, v in s["outcomes"].items()) for m, s in r["methods"].items()],
         ]
+    h = results["tatqa-holdout"]
+    if h["n"]:
+        lines += [
+            "",
+            "## tatqa-holdout",
+            "",
+            "lakeplanner on 100 TAT-QA dev questions outside the fixed 300 (stratified, fixed seed; "
+            "`--make-holdout`; run once, never tuned on). "
+            f"EM gap to the 300: {h['em_gap_to_300']} "
+            f"(holdout {h['em']} on {h['n']}, the 300 {results['tatqa']['em']}).",
+            "",
+            "| method | n done / planned | EM | F1 | abstained | latency s | LLM calls | tokens | chars |",
+            "|---|---|---|---|---|---|---|---|---|",
+            *method_rows("tatqa-holdout", h),
+            "",
+            "Code: " + ", ".join(h["methods"]["lakeplanner"]["code"]),
+            "",
+            *breakdown_rows(h, "em_by_answer_type", "answer type"),
+        ]
     return "\n".join(lines) + "\n"
 
 
 def write_report(runs: Path, out: Path) -> dict:
     results = {d: dataset_results(runs, d) for d in ("tatqa", "hotpotqa")}
+    results["tatqa-holdout"] = holdout_results(runs, results["tatqa"])
     results["targets"] = [{"target": n, "measured": m, "met": met} for n, m, met in targets(results)]
     (out / "qa.json").write_text(json.dumps(results, indent=2) + "\n")
     (out / "qa.md").write_text(markdown(results))
