@@ -100,28 +100,32 @@ class KnownValues:
         return [(m.start(), m.end(), self.values[m.group(0).casefold()]) for m in self.pattern.finditer(text)]
 
     @functools.cached_property
+    def worded(self) -> dict[str, list[str]]:
+        """value -> the stems of its words, for the values of two distinctive words or more."""
+        stems = {value: [stem(w) for w in TOKEN.findall(value)] for value in self.values}
+        return {value: said for value, said in stems.items() if sum(map(distinctive, said)) >= 2}
+
+    @functools.cached_property
     def phrases(self) -> dict[tuple[str, str], set[str]]:
-        """(stem, next stem) -> the values of two distinctive words or more whose words hold that pair."""
+        """(stem, next stem) -> the worded values whose words hold that pair."""
         index: dict[tuple[str, str], set[str]] = {}
-        for value in self.values:
-            said = [stem(w) for w in TOKEN.findall(value)]
-            if sum(map(distinctive, said)) >= 2:
-                for pair in itertools.pairwise(said):
-                    index.setdefault(pair, set()).add(value)
+        for value, said in self.worded.items():
+            for pair in itertools.pairwise(said):
+                index.setdefault(pair, set()).add(value)
         return index
 
-    def mentions(self, text: str) -> list[tuple[int, int, str]]:
+    def mentions(self, text: str, found: list[tuple[int, int, str]] | None = None) -> list[tuple[int, int, str]]:
         """Values the text names by a run of their words rather than in full (stems compared, two
         distinctive words or more): "cash and cash equivalents" names the row "net increase (decrease)
         in cash and cash equivalents", "Acme Freight" the carrier "Acme Freight Ltd". A run inside a
-        value named in full, or inside a longer run, is left out; a run that several columns hold is
-        bound to each."""
+        value named in full (`found`, `find`'s spans when given), or inside a longer run, is left out; a
+        run that several columns hold is bound to each."""
         words = list(TOKEN.finditer(text.lower()))
         said = [stem(w.group(0)) for w in words]
-        exact = [(start, end) for start, end, _ in self.find(text)]
+        exact = [(start, end) for start, end, _ in (self.find(text) if found is None else found)]
         runs: dict[tuple[int, int], set[str]] = {}
         for value in set().union(*(self.phrases.get(pair, set()) for pair in itertools.pairwise(said))):
-            if (run := shared_run(said, [stem(w) for w in TOKEN.findall(value)])) is None:
+            if (run := shared_run(said, self.worded[value])) is None:
                 continue
             start, end = words[run[0]].start(), words[run[1]].end()
             if not any(s <= start and end <= e for s, e in exact):

@@ -68,7 +68,8 @@ class Planner:
     def frame_of(self, question: str) -> QuestionFrame:
         """The question's frame with the lake values it names bound to their columns."""
         frame = read_question(question, packs_for(self.contract))
-        return with_values(frame, self.known.find(question), self.known.mentions(question))
+        found = self.known.find(question)
+        return with_values(frame, found, self.known.mentions(question, found))
 
     def generator(self) -> Generator:
         self.llm = self.llm or get_llm()

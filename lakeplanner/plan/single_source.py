@@ -30,8 +30,8 @@ def named_table(frame: QuestionFrame, schema: LakeSchema) -> str | None:
     key column (shipments.vehicle) is a row of the table it references (trucks) too.
 
     A value named by part of its words counts only for arithmetic, which needs the numbers rows hold: a
-    count or a lookup by part of a row's name may ask what a document tells ("of the 50 restaurants
-    acquired, how many were sold to franchisees?" beside a row "restaurants sold to franchisees")."""
+    count or a lookup by part of a row's name may ask what a document tells ("of the 12 vans bought,
+    how many were leased out to drivers?" beside a row "vans leased out to drivers")."""
     holders = set()
     for value in frame.values + (frame.mentions if frame.computed else ()):
         table, column = value.column.split(".", 1)
