@@ -82,6 +82,14 @@ def test_unnamed_aggregates_are_named_for_what_they_compute():
     assert 'ORDER BY "count_rows" DESC' in statement.sql("duckdb")
 
 
+def test_output_columns_sharing_a_name_are_told_apart():
+    self_join = "SELECT mine.total, theirs.total, mine.total - theirs.total FROM invoices mine JOIN invoices theirs "
+    self_join += "ON mine.customer_id = theirs.customer_id WHERE mine.invoice_id = 'I1' AND theirs.invoice_id = 'I2'"
+    assert checked(parse_select(self_join), TABLES, TABLES).named_selects[:2] == ["mine_total", "theirs_total"]
+    computed = "SELECT sum(total) AS figure, avg(total) AS figure, count(*) AS n FROM invoices"
+    assert checked(parse_select(computed), TABLES, TABLES).named_selects == ["figure_1", "figure_2", "n"]
+
+
 def test_row_keys_follow_rows_and_aggregates():
     keys = {"customers": ["customer_id"], "invoices": ["invoice_id"]}
     plain = with_row_keys(

@@ -9,6 +9,7 @@ import difflib
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -972,9 +973,29 @@ def checked(
         statement = qualify(named_aggregates(statement), schema=schema, dialect="duckdb", validate_qualify_columns=True)
     except OptimizeError as e:
         raise SqlError(f"unknown name in the statement: {e}", hint="use only the listed columns") from e
+    distinct_output_names(statement)
     if not rows_within(statement.args.get("limit"), limit):
         statement = statement.limit(limit)
     return statement
+
+
+def distinct_output_names(statement: exp.Select) -> None:
+    """Output columns that share a name (a."2019" and b."2019" of a self-join) are renamed in place,
+    each for its table alias where it has one (a_2019, b_2019), else by position (total_2): rows are
+    read by column name, so a repeated name would hide or mix up values."""
+    counts = Counter(statement.named_selects)
+    taken = set(counts)
+    for position, projection in enumerate(statement.expressions):
+        name = projection.alias_or_name
+        if counts[name] < 2:
+            continue
+        column = projection.unalias()
+        table = column.table if isinstance(column, exp.Column) else ""
+        candidate = f"{table}_{name}" if table else f"{name}_{position + 1}"
+        while candidate in taken:
+            candidate += "_"
+        taken.add(candidate)
+        projection.replace(exp.alias_(column.copy(), candidate, quoted=True))
 
 
 def rows_within(current: exp.Limit | None, cap: int) -> bool:
