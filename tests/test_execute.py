@@ -795,6 +795,34 @@ def test_a_year_change_is_computed_from_one_value_per_named_year_whatever_sql_th
     assert len([c for c in answer.citations if c.kind == "row"]) >= 2
 
 
+def test_two_compared_rows_are_read_labelled_when_the_sql_subtracts_a_value_from_itself(report_lake):
+    question = "What is the difference between Fixed Price and Other in 2019?"
+    plan = {
+        "nodes": [
+            {
+                "question": question,
+                "tool": "sql",
+                "source": "sales",
+                "should_expose_answer": True,
+                "answer_description": "the difference",
+            }
+        ]
+    }
+    written = (
+        "SELECT value AS fixed_price, value AS other, (value - value) AS difference FROM sales "
+        "WHERE line_item IN ('Fixed Price', 'Other') AND year = 2019"
+    )
+    draft = {"answer": "0.0", "sentence": "The difference is 0.0.", "sources": ["R1"], "abstain": False}
+    llm = scripted(plan=plan, sql={"sql": written}, draft=draft)
+    answer = report_lake.ask(question, llm=llm, settings=SERIAL, use_cache=False)
+    [result] = answer.nodes
+    assert sorted((r["line_item"], r["value"]) for r in result.rows) == [("Fixed Price", 1452.4), ("Other", -44.1)]
+    assert answer.value == "1,496.50" and "1452.4 - -44.1" in answer.text, (
+        answer.reason,
+        answer.text,
+    )
+
+
 def test_which_year_reads_every_year_of_the_row_the_question_names(report_lake):
     question = "In which year was Fixed Price higher?"
     plan = {

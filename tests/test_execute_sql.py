@@ -418,3 +418,30 @@ def test_a_like_on_a_date_or_timestamp_column_matches_its_text():
     assert "CAST(trips.due AS TEXT) ILIKE '%-03-%'" in sql
     assert "trips.trip_id LIKE 'T%'" in sql  # a text column is left as written
     assert len(edits) == 2
+
+
+def test_a_value_compared_with_itself_is_dropped_or_replaced_by_the_value():
+    from lakeplanner.execute.sql import drop_self_cancelling
+
+    statement = parse_select("SELECT total, (total - total) AS change, total / total AS ratio FROM invoices")
+    assert len(drop_self_cancelling(statement)) == 2 and statement.named_selects == ["total"]
+    alone = parse_select("SELECT sum(total) - sum(total) AS change FROM invoices")
+    assert drop_self_cancelling(alone) and alone.named_selects == ["sum_total"]
+    for untouched in ("SELECT total - 1 FROM invoices", "SELECT a.total - b.total FROM invoices a, invoices b"):
+        assert drop_self_cancelling(parse_select(untouched)) == []
+
+
+def test_rows_of_compared_values_are_labelled_by_the_compared_column():
+    from lakeplanner.execute.sql import label_compared_rows
+    from lakeplanner.question import read_question
+
+    compares = read_question("What is the difference between the totals of customers C1 and C2?")
+    sql = "SELECT total AS c1_total, total AS c2_total FROM invoices WHERE customer_id IN ('C1', 'C2')"
+    statement = parse_select(sql)
+    assert len(label_compared_rows(statement, compares)) == 2
+    assert statement.sql("duckdb") == "SELECT total, customer_id FROM invoices WHERE customer_id IN ('C1', 'C2')"
+    lists = read_question("Which invoices do customers C1 and C2 have?")
+    assert label_compared_rows(parse_select(sql), lists) == []  # no comparison asked
+    assert label_compared_rows(parse_select(sql), compares, keep={"C1", "C2"}) == []  # bound by an earlier step
+    grouped = "SELECT SUM(total) FROM invoices WHERE customer_id IN ('C1', 'C2') GROUP BY customer_id"
+    assert label_compared_rows(parse_select(grouped), compares) == []

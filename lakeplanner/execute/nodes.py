@@ -265,6 +265,8 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             if bound_literals:
                 edits += sqlnode.drop_unheld_category_filters(statement, categories, keep=bound_literals)
             edits += sqlnode.group_compared_values(statement, frame, keep=bound_literals)
+            edits += sqlnode.drop_self_cancelling(statement)
+            edits += sqlnode.label_compared_rows(statement, frame, keep=bound_literals)
             written = statement
             statement = sqlnode.with_row_keys(statement, keys)
             attempted = {"lakeplanner.sql.attempt": attempt + 1, "lakeplanner.dataops.edits": "; ".join(edits)}

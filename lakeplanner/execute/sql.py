@@ -666,6 +666,70 @@ def group_compared_values(
     return [f"grouped by {column.name}: the aggregate would merge the values the question compares"]
 
 
+def drop_self_cancelling(statement: exp.Select) -> list[str]:
+    """A selected `x - x` or `x / x` (the writer subtracting one compared row's value from another's
+    within a single row) is 0 or 1 on every row, never the answer: it is dropped, or replaced by `x`
+    when it is all the statement selects; the values stay for the answer step to compute from."""
+    edits = []
+    for projection in list(statement.expressions):
+        value = projection.unalias()
+        while isinstance(value, exp.Paren):
+            value = value.this
+        if not isinstance(value, exp.Sub | exp.Div) or value.left.find(exp.Column) is None:
+            continue
+        if value.left.unnest().sql() != value.right.unnest().sql():
+            continue
+        operand = value.left.unnest()
+        said = f"{projection.alias_or_name} ({value.sql(dialect='duckdb')}) is a value compared with itself"
+        if len(statement.expressions) > 1:
+            projection.pop()
+            edits.append(f"{said}: dropped")
+        else:
+            named = aggregate_name(operand) if isinstance(operand, exp.AggFunc) else operand.alias_or_name
+            projection.replace(exp.alias_(operand.copy(), named or "value", quoted=True))
+            edits.append(f"{said}: the value is selected instead")
+    return edits
+
+
+def label_compared_rows(
+    statement: exp.Select, frame: QuestionFrame | None = None, keep: set[str] = frozenset()
+) -> list[str]:
+    """Rows read for values the question compares (`line_item IN ('Current assets', 'Fixed assets')`)
+    are told apart by that column: it is selected when the statement leaves it out, and one column
+    selected again under each compared value's name is selected once (every alias holds the same cell).
+    Not for aggregates (`group_compared_values`) or bound lists (`keep`)."""
+    if is_aggregate(statement) or len(list(statement.find_all(exp.Select))) != 1:
+        return []
+    where = statement.args.get("where")
+    compared = [
+        condition.this
+        for condition in (where.find_all(exp.In) if where else [])
+        if isinstance(condition.this, exp.Column)
+        and 2 <= len(condition.expressions) <= MAX_COMPARED
+        and all(isinstance(e, exp.Literal) and e.this not in keep for e in condition.expressions)
+        and (names_years(condition) or (frame is not None and compares(frame)))
+    ]
+    if not compared:
+        return []
+    edits = []
+    columns = [p for p in statement.expressions if isinstance(p.unalias(), exp.Column)]
+    for kept in columns:
+        again = [p for p in columns if p is not kept and p.parent and p.unalias().sql() == kept.unalias().sql()]
+        if not again or kept.parent is None:
+            continue
+        for projection in again:
+            projection.pop()
+        names = ", ".join(p.alias_or_name for p in (kept, *again))
+        kept.replace(kept.unalias().copy())
+        edits.append(f"{names} selected once as {kept.unalias().name}: each held the same cell")
+    seen = {p.unalias().sql() for p in statement.expressions}
+    column = compared[0]
+    if column.sql() not in seen:
+        statement.select(column.copy(), copy=False)
+        edits.append(f"{column.name} selected: it tells the compared rows apart")
+    return edits
+
+
 def names_years(condition: exp.In) -> bool:
     return is_year_column(condition.this.name) or all(len(years_in(str(e.this))) == 1 for e in condition.expressions)
 
