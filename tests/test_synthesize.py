@@ -257,6 +257,20 @@ def test_respective_is_a_modifier_not_an_attribute(sample_lake):
     assert uncovered_terms(question, lake.contract, [ROWS]) == []
 
 
+def test_asking_for_a_definition_or_the_main_reason_names_no_attribute(sample_lake):
+    from lakeplanner.execute.synthesize import uncovered_terms
+
+    lake, _ = sample_lake
+    nothing = lambda terms: set()  # noqa: E731
+    for question in (
+        'What is the definition of the term "late fee"?',
+        "What is the primary reason for the increase in late fees?",
+        "What is the main cause of the delay?",
+        "What is the meaning of net 45?",
+    ):
+        assert uncovered_terms(question, lake.contract, [PASSAGE], nothing) == [], question
+
+
 def test_the_coverage_gate_abstains_only_on_what_nothing_in_the_lake_mentions(sample_lake):
     from functools import partial
 

@@ -71,6 +71,7 @@ ANSWER_SHAPES = frozenset({
     "value", "reason", "reasons", "cause", "causes", "purpose", "factor", "factors", "explanation",
     "driver", "drivers", "effect", "impact", "company", "group", "components", "component", "name", "names",
     "title", "respective", "various", "constitution", "composition", "portion", "fraction",
+    "definition", "meaning", "description",
 })
 # fmt: on
 PREPOSITIONS = {
@@ -101,7 +102,7 @@ ADJECTIVE_ENDINGS = ("ed", "est", "ly", "ous", "ful", "less")
 QUALIFIERS = frozenset(
     {"annual", "nominal", "actual", "additional", "financial", "fiscal", "historical", "historic", "general"}
     | {"operational", "original", "initial", "final", "internal", "external", "federal", "regional", "global"}
-    | {"normal", "typical", "overall", "approximate", "respective"}
+    | {"normal", "typical", "overall", "approximate", "respective", "primary", "main", "principal", "major"}
 )
 # determiners and irregular past forms: "another name for", "the amount paid out"
 NOT_CONCEPTS = frozenset(
