@@ -795,6 +795,18 @@ def test_a_year_change_is_computed_from_one_value_per_named_year_whatever_sql_th
     assert len([c for c in answer.citations if c.kind == "row"]) >= 2
 
 
+def test_a_year_change_is_read_from_the_named_row_when_no_written_statement_runs(report_lake):
+    question = "What was the percentage change in Fixed Price from 2018 to 2019?"
+    plan = {"nodes": [{"question": question, "tool": "sql", "source": "sales", "should_expose_answer": True}]}
+    draft = {"answer": "5%", "sentence": "5%.", "sources": ["R1"], "abstain": False}
+    llm = scripted(plan=plan, sql={"sql": "SELECT value FROM sales VALUES"}, draft=draft)
+    answer = report_lake.ask(question, llm=llm, settings=SERIAL, use_cache=False)
+    [result] = answer.nodes
+    assert result.ok and any("values per named year were read instead" in a for a in result.advice)
+    assert {(r["year"], r["value"]) for r in result.rows} == {(2019, 1452.4), (2018, 1146.2)}
+    assert answer.value == "26.71" and result.snapshots["sales"] is not None, (answer.reason, answer.text)
+
+
 def test_two_compared_rows_are_read_labelled_when_the_sql_subtracts_a_value_from_itself(report_lake):
     question = "What is the difference between Fixed Price and Other in 2019?"
     plan = {

@@ -193,6 +193,7 @@ def add_year_values(
     result.columns += [c for c in rows[0] if c not in result.columns]
     found = [key for keys_of_alias in row_keys.values() for key in keys_of_alias]
     result.row_keys[table] = list(dict.fromkeys(result.row_keys.get(table, []) + found))
+    result.snapshots = {**scan.snapshots, **result.snapshots}
     result.sql.append(sqlnode.run_record(scan.ran or statement, engine.name, scan))
 
 
@@ -304,6 +305,14 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             add_year_values(frame, written, result, engine, schema, keys, settings, recorder, row)
         return result
     result.error = f"no runnable SQL after {tries} attempt{'s' * (tries != 1)}: {feedback}"
+    if node.should_expose_answer and node.source in schema.tables:
+        # what the frame asks of named years needs no written statement: the row it names, per year
+        row = sqlnode.named_row(categories, asked or node.question)
+        stand_in = sqlnode.exp.select("*").from_(node.source)
+        add_year_values(frame, stand_in, result, engine, schema, keys, settings, recorder, row)
+        if result.rows:
+            result.advice.append(f"{result.error}; the values per named year were read instead")
+            result.error = None
     return result
 
 
