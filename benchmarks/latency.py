@@ -9,6 +9,8 @@ Each question is asked by every configuration in turn (so a loaded machine slows
 process, serially, without the plan cache (a cached plan would hide what planning costs):
 - `before`: no prefix states kept (llama.cpp reuses only the prefix shared with the previous call);
 - `prefix-states`: the KV states of fixed prompt prefixes kept across calls (LAKEPLANNER_LLM_PREFIX_CACHE_MB);
+- `read-answers`: `prefix-states` with ExecSettings.read_answers (a lookup one document step answered is
+  answered by the value its evidence selector read, without a synthesis call);
 - `rag`: top rows + top chunks, one generation (benchmarks/qabench/methods.py), on the same backend
   as `prefix-states` (its fixed instructions are kept too); TAT-QA only (on the sample lake RAG's
   time is mostly the reranker scoring every row).
@@ -46,26 +48,39 @@ from lakeplanner.llm.settings import LLMSettings
 HERE = Path(__file__).resolve().parent
 RUNS, WORK = HERE / "results" / "runs" / "latency.jsonl", HERE / ".work" / "qa"
 CONFIGS = {"before": {"prefix_cache_mb": 0}, "prefix-states": {}}
-METHOD = {"before": "lakeplanner-uncached", "prefix-states": "lakeplanner-uncached", "rag": "rag"}
-SAMPLE_CONFIGS = ("before", "prefix-states")  # RAG reranks every row of the sample lake: its time says little
+METHOD = {
+    "before": "lakeplanner-uncached",
+    "prefix-states": "lakeplanner-uncached",
+    "read-answers": "lakeplanner-read-answers",
+    "rag": "rag",
+}
+# RAG reranks every row of the sample lake: its time there says little
+SAMPLE_CONFIGS = ("before", "prefix-states", "read-answers")
 
 
-def run_uncached(lake: Lake, question: str, llm: LLM):
+def run_uncached(lake: Lake, question: str, llm: LLM, **settings):
     """lakeplanner without the plan cache: the configurations ask the same questions of one lake."""
-    return answer_outcome(ask(lake, question, Executor(lake, llm, ExecSettings(mode="serial")), use_cache=False))
+    executor = Executor(lake, llm, ExecSettings(mode="serial", **settings))
+    return answer_outcome(ask(lake, question, executor, use_cache=False))
+
+
+def run_reading_answers(lake: Lake, question: str, llm: LLM):
+    return run_uncached(lake, question, llm, read_answers=True)
 
 
 METHODS["lakeplanner-uncached"] = run_uncached
+METHODS["lakeplanner-read-answers"] = run_reading_answers
 
 
 def models(configs: set[str]) -> dict[str, LLM]:
     llms = {}
     for name, overrides in CONFIGS.items():
-        if name in configs or (name == "prefix-states" and "rag" in configs):
+        if name in configs or (name == "prefix-states" and configs & {"rag", "read-answers"}):
             settings = LLMSettings(backend="local", model="default", **overrides)
             llms[name] = LLM(LocalBackend(settings), settings)
-    if "rag" in configs:
-        llms["rag"] = llms["prefix-states"]
+    for shared in ("rag", "read-answers"):  # the same backend as prefix-states: its states serve them too
+        if shared in configs:
+            llms[shared] = llms["prefix-states"]
     return {name: llm for name, llm in llms.items() if name in configs}
 
 
@@ -220,7 +235,7 @@ def report() -> dict:
     table = {
         (s, c): figures([r for r in records if r["set"] == s and r["config"] == c])
         for s in ("sample", "tatqa")
-        for c in ("before", "prefix-states", "rag")
+        for c in ("before", "prefix-states", "read-answers", "rag")
         if any(r["set"] == s and r["config"] == c for r in records)
     }
     by_set = {f"{s}/{c}": v for (s, c), v in table.items()}

@@ -983,3 +983,20 @@ def test_a_count_of_the_rows_one_step_listed_is_their_number_without_the_llm():
         assert len(model.backend.calls) >= 1
     one = one_cell("SELECT invoice_no AS value FROM invoices WHERE paid = FALSE", 1043)  # one row counted, not a count
     assert synthesize("How many invoices are unpaid?", [one], llm, Recorder()).value == "1"
+
+
+def test_a_lookup_one_passage_answered_needs_no_synthesis_call_when_switched_on():
+    read = PASSAGE.model_copy(update={"answer": "60 days", "rows": []})
+    question = "What notice period does contract CTR-C010 require to terminate for convenience?"
+    backend = FakeBackend([])
+    answer = synthesize(question, [read], LLM(backend), Recorder(), read_answers=True)
+    assert backend.calls == [] and answer.value == "60 days" and answer.confidence > 0.0
+    assert answer.text == "Either party may terminate for convenience with 60 days written notice."
+    assert [c.document_id for c in answer.citations] == ["CTR-C010"]
+    drafted = llm_saying(answer="60 days", sentence="60 days.", sources=["E1"])
+    assert synthesize(question, [read], drafted, Recorder()).value == "60 days"  # off: the synthesis call answers
+    unsure = read.model_copy(update={"advice": ["evidence iteration stopped without sufficiency (budget)"]})
+    for results, asked in (([unsure], question), ([read], "Why may either party terminate the contract?")):
+        backend = FakeBackend([json.dumps({"answer": [], "sentence": "", "sources": [], "abstain": True})] * 3)
+        synthesize(asked, results, LLM(backend), Recorder(), read_answers=True)
+        assert backend.calls, asked  # not sufficient, or not a lookup: the synthesis call decides

@@ -193,7 +193,14 @@ def synthesized(
     synthesis = Recorder()
     with lineage.span("lakeplanner.synthesize") as span:
         answer = synthesize(
-            question, results, executor.llm, synthesis, lake.contract, partial(mentioned, lake.catalog), frame=frame
+            question,
+            results,
+            executor.llm,
+            synthesis,
+            lake.contract,
+            partial(mentioned, lake.catalog),
+            frame=frame,
+            read_answers=executor.settings.read_answers,
         )
         emit(lineage, synthesis)
         answer = labelled(answer, results, lake.contract, lake.sql)

@@ -40,4 +40,9 @@ class ExecSettings(TableSettings):
     min_steps: int = Field(1, description="HSEQ: T_min, steps before a sufficiency flag may stop")
     max_steps: int = Field(3, description="HSEQ: T_max")
     evidence_tokens: int = Field(1200, description="HSEQ: token budget of the selected evidence")
+    read_answers: bool = Field(
+        False,
+        description="answer a lookup that one document step answered, with sufficiency, by the value its evidence "
+        "selector read and the sentence stating it, without a synthesis call",
+    )
     otlp_endpoint: str | None = Field(None, description="also export spans to this OTLP/HTTP endpoint")

@@ -35,7 +35,7 @@ from lakeplanner.execute.definitions import defined_span
 from lakeplanner.execute.readonly import parse_select
 from lakeplanner.execute.results import Answer, Citation, NodeResult
 from lakeplanner.execute.sql import is_aggregate
-from lakeplanner.ingest.segments import SEGMENTS_TABLE
+from lakeplanner.ingest.segments import SEGMENTS_TABLE, SENTENCE_END
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, assistant, clipped, system, user
 from lakeplanner.plan.extension import TERM, sufficiency
@@ -365,6 +365,41 @@ def cell_answer(frame: QuestionFrame, exposed: list[NodeResult]) -> Draft | None
     return Draft(answer=[value], sentence=f"{description}: {value}.", sources=["R1"], abstain=False)
 
 
+def passage_answer(
+    frame: QuestionFrame, exposed: list[NodeResult], index: dict[str, tuple[NodeResult, int | None]]
+) -> Draft | None:
+    """A draft without an LLM call for a lookup the one document step exposed answered: its evidence
+    selector read the value in a passage it selected (only a value a passage states is kept) and
+    judged the evidence sufficient. The answer is that value, the sentence the passage's sentence
+    stating it; the same grounding checks settle it."""
+    if (
+        frame.operation is not Operation.lookup
+        or frame.several
+        or frame.second_ask
+        or frame.prose
+        or frame.shape == "yes_no"
+        or len(exposed) != 1
+    ):
+        return None
+    [read] = exposed
+    if read.tool != "vector" or not read.answer or any("without sufficiency" in a for a in read.advice):
+        return None
+    value = read.answer.strip()
+    for number, (result, i) in index.items():
+        if result is read and i is not None and value.casefold() in read.evidence[i].snippet.casefold():
+            sentence = sentence_stating(read.evidence[i].snippet, value)
+            return Draft(answer=[value], sentence=sentence, sources=[number], abstain=False)
+    return None
+
+
+def sentence_stating(text: str, value: str) -> str:
+    """The first sentence of `text` that holds `value`, as written; the value itself when none does."""
+    for sentence in SENTENCE_END.split(_SPACE.sub(" ", text)):
+        if value.casefold() in sentence.casefold():
+            return sentence.strip()
+    return value
+
+
 def counted_rows(frame: QuestionFrame, exposed: list[NodeResult]) -> Draft | None:
     """A draft without an LLM call for "how many shipments ...?" when the one step exposed listed the
     shipments (not aggregated, not cut at its LIMIT): their number is the answer, and a model reading
@@ -443,10 +478,11 @@ def synthesize(
     contract: Contract | None = None,
     mentions: Mentions | None = None,
     frame: QuestionFrame | None = None,
+    read_answers: bool = False,
 ) -> Answer:
     """`mentions` says which terms the lake's text holds anywhere (ingest.segments.mentioned): the
     coverage gate abstains only on terms that nothing in the lake mentions. `frame` is the question
-    read by the lake's packs (read here when not given)."""
+    read by the lake's packs (read here when not given). `read_answers`: see `passage_answer`."""
     started = time.perf_counter()
     frame = frame or read_question(question, packs_for(contract))
     exposed = [r for r in results if r.exposed] or results[-1:]
@@ -460,7 +496,8 @@ def synthesize(
     if missing:
         return abstain(answer, f"{NOTHING_MENTIONS} {', '.join(missing)}", started)
     block, index = numbered_results(exposed)
-    if (cell := cell_answer(frame, exposed) or counted_rows(frame, exposed)) is not None:
+    read = passage_answer(frame, exposed, index) if read_answers else None
+    if (cell := cell_answer(frame, exposed) or counted_rows(frame, exposed) or read) is not None:
         outcome = settle(frame, cell, exposed)
         if outcome.c_ground > 0.0:
             return settled_answer(answer, outcome, frame, results, exposed, index, started)

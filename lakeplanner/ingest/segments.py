@@ -46,7 +46,7 @@ SEGMENT_SCHEMA = pa.schema(
 _BLANK_LINES = re.compile(r"\n[ \t]*\n\s*")
 # a markdown heading line ("## Terms"), or a title over a line of = or - (setext, as plain-text memos write them)
 _HEADING = re.compile(r"^#{1,6} .*$|^[^\n]*\w[^\n]*\n[ \t]*(?:={3,}|-{3,})[ \t]*$", re.M)
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
+SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
 
 
 def content_hash(text: str) -> str:
@@ -68,7 +68,7 @@ def sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Stripped sentence spans inside text[start:end], as absolute offsets."""
     spans, cursor = [], start
     piece = text[start:end]
-    for match in [*_SENTENCE_END.finditer(piece), None]:
+    for match in [*SENTENCE_END.finditer(piece), None]:
         stop = start + match.start() if match else end
         chunk = text[cursor:stop]
         left = len(chunk) - len(chunk.lstrip())
