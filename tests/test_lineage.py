@@ -155,3 +155,13 @@ def test_the_root_span_holds_the_question_frame_with_the_lake_values_it_names(an
     named = {(v["span"]["text"], v["column"]) for v in frame["values"]}
     assert ("INV-1078", "invoices.invoice_id") in named
     assert all(TWO_HOP[v["span"]["start"] : v["span"]["end"]] == v["span"]["text"] for v in frame["values"])
+
+
+def test_a_node_span_says_what_its_failed_attempts_were_told():
+    from lakeplanner.execute.ask import node_attributes
+    from lakeplanner.execute.results import NodeResult
+    from lakeplanner.lineage.tracing import clean
+
+    told = ["attempt 1: unknown name in the statement: segmnt (use only the listed columns)"]
+    result = NodeResult(label="$var_1", tool="sql", source="customers", question="q", advice=told)
+    assert json.loads(clean(node_attributes(result))["lakeplanner.node.advice"]) == told

@@ -55,6 +55,7 @@ def node_attributes(result: NodeResult) -> dict:
         "lakeplanner.node.snapshots": result.snapshots,
         "lakeplanner.node.row_keys": result.row_keys,
         "lakeplanner.node.answer": result.answer,
+        "lakeplanner.node.advice": result.advice,  # what each failed attempt was told, and why iteration stopped
     }
 
 
