@@ -194,3 +194,16 @@ def test_a_rerun_is_compared_with_the_run_it_replaces_question_by_question():
     lines = compare_runs(old, new).splitlines()
     assert lines[0] == "2 questions in both: EM 1 before, 1 now; seconds 20 before, 20 now"
     assert lines[1].startswith("lost a 'q a'") and lines[2].startswith("gained b 'q b'") and len(lines) == 3
+
+
+def test_calibration_figures_count_confident_wrong_answers_and_right_rates_by_signal():
+    from benchmarks.calibration import SIGNALS, figures
+
+    def answer(right, confidence, **on):
+        return {"right": right, "confidence": confidence, "signals": {s: on.get(s, False) for s in SIGNALS}}
+
+    f = figures([answer(True, 1.0), answer(False, 0.95, repaired=True), answer(True, 0.4, repaired=True)])
+    assert (f["answers"], f["right"], f["confident_wrong"], f["right_below_half"]) == (3, 2, 1, 1)
+    assert f["brier"] == round((0 + 0.95**2 + 0.6**2) / 3, 3)
+    assert f["signals"]["repaired"] == {"with": 2, "right_with": 0.5, "without": 1, "right_without": 1.0}
+    assert [b["answers"] for b in f["buckets"]] == [1, 0, 0, 2]
