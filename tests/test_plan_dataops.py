@@ -877,3 +877,66 @@ def test_the_ranked_entity_an_unshown_step_reads_is_shown_beside_the_figure_read
     on_customers = total.model_copy(update={"source": "customers"})
     plan = Plan(question=asked, nodes=(ranked, on_customers))
     assert restore_asked_entity(plan) == (plan, [])  # a shown step reads customers already
+
+
+DOCUMENTS_ONLY = LakeSchema(tables={}, collections={"documents"})
+
+
+def article_search(label: str, question: str, **fields) -> PlanNode:
+    return PlanNode(question=question, tool="vector", label=label, source="documents", **fields)
+
+
+@pytest.mark.parametrize(
+    ("question", "bridge"),
+    [
+        (
+            "What government position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?",
+            "who portrayed Corliss Archer in the film Kiss and Tell",
+        ),
+        (
+            "The arena where the Lewiston Maineiacs played their home games can seat how many people?",
+            "where did the Lewiston Maineiacs play their home games",
+        ),
+        ("Blue Lake is in a county that has a population of how many inhabitants?", "county where Blue Lake lies"),
+    ],
+)
+def test_a_plan_answering_only_the_thing_the_question_describes_gets_its_last_hop_back(question, bridge):
+    from lakeplanner.plan.dataops import restore_last_hop
+
+    plan = Plan(question=question, nodes=(article_search("$var_1", bridge, should_expose_answer=True),))
+    restored, edits = restore_last_hop(plan, DOCUMENTS_ONLY)
+    first, hop = restored.nodes
+    assert not first.should_expose_answer and hop.should_expose_answer and hop.source == "documents"
+    assert hop.question == f"{question} ($var_1.answer)" and not validate(restored, DOCUMENTS_ONLY)
+    assert edits and edits[0].startswith("$var_2: the question searched with $var_1.answer")
+
+
+@pytest.mark.parametrize(
+    ("question", "step"),
+    [
+        # the step asks what the question asks
+        (
+            "2014 S/S is the debut album of a South Korean boy group that was formed by who?",
+            "who formed the South Korean boy group that released 2014 S/S",
+        ),
+        (
+            "What is the name of the fight song of the university whose main campus is in Lawrence, Kansas?",
+            "the fight song of the university whose main campus is in Lawrence",
+        ),
+        # no thing described on the way: the one search is the question's
+        ("What year did the band perform a promo for the film?", "the year of the promo for the film"),
+    ],
+)
+def test_a_step_that_asks_what_the_question_asks_keeps_its_plan(question, step):
+    from lakeplanner.plan.dataops import restore_last_hop
+
+    plan = Plan(question=question, nodes=(article_search("$var_1", step, should_expose_answer=True),))
+    assert restore_last_hop(plan, DOCUMENTS_ONLY) == (plan, [])
+    hopped = Plan(
+        question="What government position was held by the woman who portrayed Corliss Archer?",
+        nodes=(
+            article_search("$var_1", "who portrayed Corliss Archer"),
+            article_search("$var_2", "position held by $var_1.answer", should_expose_answer=True),
+        ),
+    )
+    assert restore_last_hop(hopped, DOCUMENTS_ONLY) == (hopped, [])  # it reads an earlier answer

@@ -521,8 +521,9 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     plan, policy = restore_document_fact(plan, known, schema)
     plan, linked = restore_linked_search(plan, schema)
     plan, shown = restore_asked_entity(plan)
+    plan, hopped = restore_last_hop(plan, schema)
     lost = named + swapped + ranked + periods + searched + counted + tabled + returned + timed + policy + linked
-    return plan, lost + shown
+    return plan, lost + shown + hopped
 
 
 def plan_from_question(question: str, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]] | None:
@@ -531,6 +532,42 @@ def plan_from_question(question: str, known: KnownValues, schema: LakeSchema) ->
     would say (a draft is then only a chance to get it wrong, at the cost of a planning call)."""
     plan, edits = restore_cited_rows(Plan(question=question), known, schema)
     return (plan, edits) if edits and not validate(plan, schema) else None
+
+
+def restore_last_hop(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
+    """A question that finds what it asks through a thing it describes ("What government position was
+    held by the woman who portrayed Corliss Archer ...?", "The arena where ... played can seat how many
+    people?"), planned as one first search that names none of the words of what is asked, answers the
+    bridge (the woman, the arena), not the question. The lost hop is put back: the question itself,
+    searched with the bridge's answer, shown in its place."""
+    frame = read_question(plan.question)
+    shown = [n for n in plan.nodes if n.should_expose_answer]
+    if frame.asks is None or frame.relative is None or len(shown) != 1:
+        return plan, []
+    [bridge] = shown
+    if bridge.tool != Tool.vector or bridge.references() or bridge.source not in schema.collections:
+        return plan, []
+    ignored = word_set("stopwords") | word_set("filler")
+    asked = {stem(w) for w in tokens(frame.asks.text) if w not in ignored and not w.isdigit()}
+    if not asked or asked & {stem(w) for w in tokens(bridge.question)}:
+        return plan, []
+    reference = f"{bridge.label}.{VECTOR_ANSWER}"
+    hop = PlanNode(
+        label=plan.fresh_label(),
+        tool=Tool.vector.value,
+        source=bridge.source,
+        question=f"{plan.question} ({reference})",
+        should_expose_answer=True,
+        answer_description=frame.asks.text,
+    )
+    restored = plan.replace(bridge.label, should_expose_answer=False)
+    restored = restored.model_copy(update={"nodes": (*restored.nodes, hop)})
+    if validate(restored, schema):
+        return plan, []
+    return restored, [
+        f"{hop.label}: the question searched with {reference} (the one step shown finds what the question "
+        f"describes, not the {frame.asks.text} it asks)"
+    ]
 
 
 def restore_asked_entity(plan: Plan) -> tuple[Plan, list[str]]:

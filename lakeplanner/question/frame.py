@@ -116,6 +116,8 @@ class QuestionFrame(_Frozen):
     predicate: Predicate | None = None
     alternatives: bool = False  # it offers things to choose from ("A or B", "which", "between")
     clauses: tuple[Span, ...] = ()  # its sentences and joined clauses, in order
+    asks: Span | None = None  # the words naming what it asks for: "government position", "seat how many people"
+    relative: Span | None = None  # a word opening a clause about a thing it names: "who" in "the woman who portrayed"
     values: tuple[BoundValue, ...] = ()
     mentions: tuple[BoundValue, ...] = ()  # values named by part of their words ("cash equivalents")
     filled: tuple[str, ...] = ()  # the fields an LLM proposed (as spans of the question) where the reader could not

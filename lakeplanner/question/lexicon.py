@@ -41,6 +41,8 @@ class Lexicon(BaseModel):
     time_units: dict[str, int]
     quantity_units: list[str]
     question_words: list[str]
+    relative_words: list[str] = []
+    answer_forms: list[str] = []
     stopwords: list[str]
     computed_heads: list[str]
     attribute_ends: list[str]

@@ -130,6 +130,8 @@ def read_frame(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         predicate=predicate_of(text, words),
         alternatives=find(words.alternatives, text) is not None,
         clauses=clauses_of(text),
+        asks=(asked := asked_of(text, attribute_of(subject, words), words)),
+        relative=relative_of(text, words, asked),
     )
 
 
@@ -297,6 +299,49 @@ def locates(text: str, cue: re.Match, words: Lexicon) -> bool:
     before = WORD.findall(text[: cue.start()])
     auxiliary = not before or before[-1].lower() in words.method["auxiliaries"]
     return bool(opened) and opened.end() > cue.end() and not auxiliary
+
+
+def asked_of(text: str, attribute: Span | None, words: Lexicon) -> Span | None:
+    """The words that name what the question asks for, apart from those that say how to find it. A
+    question opening with its question word asks its head phrase ("What government position was held
+    by ..."), or, where that head only gives the answer's form, the phrase it is of ("the name of the
+    fight song"). A question whose question word comes late asks from the word before it ("... can
+    seat how many people?", "... has a population of how many inhabitants?"; a name before it is what
+    is asked about, not what is asked)."""
+    found = list(WORD.finditer(text))
+    asking = [i for i, w in enumerate(found) if w.group(0).lower() in words.question_words]
+    if not asking:
+        return None
+    if asking[0] == 0:
+        if attribute is None:
+            return None
+        heads = {w.lower() for w in WORD.findall(attribute.text)} - set(words.stopwords)
+        if heads - set(words.answer_forms):
+            return attribute
+        of = re.match(r"\s+of\s+", text[attribute.end :])
+        return attribute_of(subject_span(text, attribute.end + of.end()), words) if of else None
+    at = asking[-1]
+    skipped = set(words.stopwords) | set(words.attribute_ends)
+    before = next((i for i in range(at - 1, -1, -1) if found[i].group(0).lower() not in skipped), None)
+    start = at if before is None or found[before].group(0)[0].isupper() else before
+    end = len(text.rstrip(" ?.!"))
+    return Span(start=found[start].start(), end=end, text=text[found[start].start() : end])
+
+
+def subject_span(text: str, start: int) -> Span:
+    end = len(text.rstrip(" ?.!"))
+    return Span(start=start, end=end, text=text[start:end])
+
+
+def relative_of(text: str, words: Lexicon, asked: Span | None = None) -> Span | None:
+    """The first word past the question's first that opens a clause about a thing it names (not the
+    question word of what it asks: "formed by who?")."""
+    for match in WORD.finditer(text):
+        if asked is not None and asked.start <= match.start() < asked.end:
+            continue
+        if match.start() > 0 and match.group(0).lower() in words.relative_words:
+            return Span(start=match.start(), end=match.end(), text=match.group(0))
+    return None
 
 
 def clauses_of(text: str) -> tuple[Span, ...]:
