@@ -2,11 +2,11 @@
 
     python benchmarks/calibration.py          # results/calibration.md and .json from the qa runs' traces
 
-For every answered question of the lakeplanner QA runs (benchmarks/results/runs/<dataset>-lakeplanner.jsonl)
-whose trace its lake still holds (benchmarks/.work/qa), it reads the path the answer took from the trace
-and reports, per dataset and over all: right answers by confidence bucket, the Brier score, and the
-right-rate of answers with and without each path signal (a signal that separates right from wrong is
-what confidence should weigh). No model is run: records and traces only.
+For every answered question of the lakeplanner QA runs (benchmarks/results/runs/<dataset>-lakeplanner.jsonl,
+and runs/partial/ where a rerun is under way) whose trace its lake still holds (benchmarks/.work/qa), it
+reads the path the answer took from the trace and reports, per dataset and over all: right answers by
+confidence bucket, the Brier score, and the right-rate of answers with and without each path signal (a
+signal that separates right from wrong is what confidence should weigh). No model is run.
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ SIGNALS = {
 
 
 def records(dataset: str) -> list[dict]:
-    path = RUNS / f"{dataset}-lakeplanner.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    """The dataset's lakeplanner records, of its run and of a partial rerun kept beside it (runs/partial)."""
+    paths = [RUNS / f"{dataset}-lakeplanner.jsonl", RUNS / "partial" / f"{dataset}-lakeplanner.jsonl"]
+    return [json.loads(line) for path in paths if path.exists() for line in path.read_text().splitlines() if line]
 
 
 def lakes_of(dataset: str) -> dict[str, Path]:
