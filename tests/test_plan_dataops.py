@@ -923,8 +923,11 @@ def test_a_plan_answering_only_the_thing_the_question_describes_gets_its_last_ho
             "What is the name of the fight song of the university whose main campus is in Lawrence, Kansas?",
             "the fight song of the university whose main campus is in Lawrence",
         ),
-        # no thing described on the way: the one search is the question's
+        # no thing described on the way: the one search is the question's, whatever it names
         ("What year did the band perform a promo for the film?", "the year of the promo for the film"),
+        ("What year did the band perform a promo for the film?", "the promo of the band"),
+        # a person is asked: the words after "who" say how to find them
+        ("Who was known by the stage name Aladin and worked as a consultant?", "the stage name Aladin"),
     ],
 )
 def test_a_step_that_asks_what_the_question_asks_keeps_its_plan(question, step):
@@ -940,3 +943,20 @@ def test_a_step_that_asks_what_the_question_asks_keeps_its_plan(question, step):
         ),
     )
     assert restore_last_hop(hopped, DOCUMENTS_ONLY) == (hopped, [])  # it reads an earlier answer
+
+
+def test_a_hop_asking_another_relation_than_the_question_asks_the_question_with_the_bridge():
+    from lakeplanner.plan.dataops import restore_last_hop
+
+    question = 'The director of the romantic comedy "Big Stone Gap" is based in what New York city?'
+    plan = Plan(
+        question=question,
+        nodes=(
+            article_search("$var_1", "who directed the romantic comedy Big Stone Gap"),
+            article_search("$var_2", "where $var_1.answer was born", should_expose_answer=True),
+        ),
+    )
+    restored, edits = restore_last_hop(plan, DOCUMENTS_ONLY)
+    assert restored.nodes[1].question == f"{question} ($var_1.answer)" and len(edits) == 1
+    asks_it = plan.replace("$var_2", question="the New York city where $var_1.answer is based")
+    assert restore_last_hop(asks_it, DOCUMENTS_ONLY) == (asks_it, [])

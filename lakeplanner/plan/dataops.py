@@ -537,37 +537,49 @@ def plan_from_question(question: str, known: KnownValues, schema: LakeSchema) ->
 def restore_last_hop(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
     """A question that finds what it asks through a thing it describes ("What government position was
     held by the woman who portrayed Corliss Archer ...?", "The arena where ... played can seat how many
-    people?"), planned as one first search that names none of the words of what is asked, answers the
-    bridge (the woman, the arena), not the question. The lost hop is put back: the question itself,
-    searched with the bridge's answer, shown in its place."""
+    people?"), whose one shown step is a search naming none of the words of what is asked, answers
+    something else. A first search answered the bridge (the woman, the arena): the lost hop is put
+    back, the question itself searched with the bridge's answer, shown in its place. A hop from
+    earlier answers asked another relation ("where $var_1.answer was born" for "is based in what
+    city"): it asks the question itself with those answers."""
     frame = read_question(plan.question)
-    shown = [n for n in plan.nodes if n.should_expose_answer]
-    if frame.asks is None or frame.relative is None or len(shown) != 1:
+    read = plan.read_labels()
+    shown = [n for n in plan.nodes if n.should_expose_answer and n.label not in read]
+    if frame.asks is None or len(shown) != 1:
         return plan, []
-    [bridge] = shown
-    if bridge.tool != Tool.vector or bridge.references() or bridge.source not in schema.collections:
+    [step] = shown
+    asked_late = tokens(plan.question)[0] not in word_set("question_words")  # "... is based in what city?"
+    if step.tool != Tool.vector or step.filter or step.source not in schema.collections:
         return plan, []
     ignored = word_set("stopwords") | word_set("filler")
     asked = {stem(w) for w in tokens(frame.asks.text) if w not in ignored and not w.isdigit()}
-    if not asked or asked & {stem(w) for w in tokens(bridge.question)}:
+    if not asked or asked & {stem(w) for w in tokens(step.question)}:
         return plan, []
-    reference = f"{bridge.label}.{VECTOR_ANSWER}"
-    hop = PlanNode(
-        label=plan.fresh_label(),
-        tool=Tool.vector.value,
-        source=bridge.source,
-        question=f"{plan.question} ({reference})",
-        should_expose_answer=True,
-        answer_description=frame.asks.text,
-    )
-    restored = plan.replace(bridge.label, should_expose_answer=False)
-    restored = restored.model_copy(update={"nodes": (*restored.nodes, hop)})
-    if validate(restored, schema):
+    searches = {n.label for n in plan.nodes if n.tool == Tool.vector}
+    references = list(dict.fromkeys(f"{r.label}.{r.column}" for r in step.references()))
+    from_answers = all(r.column == VECTOR_ANSWER and r.label in searches for r in step.references())
+    if not references and frame.relative is not None:
+        reference = f"{step.label}.{VECTOR_ANSWER}"
+        hop = PlanNode(
+            label=plan.fresh_label(),
+            tool=Tool.vector.value,
+            source=step.source,
+            question=f"{plan.question} ({reference})",
+            should_expose_answer=True,
+            answer_description=frame.asks.text,
+        )
+        restored = plan.replace(step.label, should_expose_answer=False)
+        restored = restored.model_copy(update={"nodes": (*restored.nodes, hop)})
+        edit = f"{hop.label}: the question searched with {reference} (the one step shown finds what the question "
+        edit += f"describes, not the {frame.asks.text} it asks)"
+    elif references and from_answers and (frame.relative is not None or asked_late):
+        asked_with = f"{plan.question} ({', '.join(references)})"
+        restored = plan.replace(step.label, question=asked_with, answer_description=frame.asks.text)
+        edit = f"{step.label}: asks the question with {', '.join(references)} ('{step.question}' asks "
+        edit += f"another relation than the {frame.asks.text} the question asks)"
+    else:
         return plan, []
-    return restored, [
-        f"{hop.label}: the question searched with {reference} (the one step shown finds what the question "
-        f"describes, not the {frame.asks.text} it asks)"
-    ]
+    return (plan, []) if validate(restored, schema) else (restored, [edit])
 
 
 def restore_asked_entity(plan: Plan) -> tuple[Plan, list[str]]:

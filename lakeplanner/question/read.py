@@ -313,8 +313,8 @@ def asked_of(text: str, attribute: Span | None, words: Lexicon) -> Span | None:
     if not asking:
         return None
     if asking[0] == 0:
-        if attribute is None:
-            return None
+        if attribute is None or found[0].group(0).lower() in {*words.person_openers, "when", "where", "why"}:
+            return None  # "Who was known as ...": a person is asked, the words after say how to find them
         heads = {w.lower() for w in WORD.findall(attribute.text)} - set(words.stopwords)
         if heads - set(words.answer_forms):
             return attribute
