@@ -960,3 +960,18 @@ def test_a_hop_asking_another_relation_than_the_question_asks_the_question_with_
     assert restored.nodes[1].question == f"{question} ($var_1.answer)" and len(edits) == 1
     asks_it = plan.replace("$var_2", question="the New York city where $var_1.answer is based")
     assert restore_last_hop(asks_it, DOCUMENTS_ONLY) == (asks_it, [])
+
+
+def test_searches_naming_none_of_the_questions_names_become_the_question_searched_as_it_is():
+    from lakeplanner.plan.dataops import restore_named_anchor
+
+    question = "Who was the writer of These Boots Are Made for Walkin' and who died in 2007?"
+    lost = Plan(question=question, nodes=(article_search("$var_1", "who died in 2007", should_expose_answer=True),))
+    restored, edits = restore_named_anchor(lost, DOCUMENTS_ONLY)
+    [only] = restored.nodes
+    assert (only.question, only.source, only.should_expose_answer) == (question, "documents", True)
+    assert edits and "no step named any of" in edits[0]
+    kept = lost.replace("$var_1", question="writer of These Boots Are Made for Walkin'")
+    assert restore_named_anchor(kept, DOCUMENTS_ONLY) == (kept, [])
+    unnamed = Plan(question="who died in 2007?", nodes=lost.nodes)  # the question names nothing
+    assert restore_named_anchor(unnamed, DOCUMENTS_ONLY) == (unnamed, [])

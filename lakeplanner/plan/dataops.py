@@ -521,9 +521,10 @@ def restore_lost_parts(plan: Plan, known: KnownValues, schema: LakeSchema) -> tu
     plan, policy = restore_document_fact(plan, known, schema)
     plan, linked = restore_linked_search(plan, schema)
     plan, shown = restore_asked_entity(plan)
+    plan, anchored = restore_named_anchor(plan, schema)
     plan, hopped = restore_last_hop(plan, schema)
     lost = named + swapped + ranked + periods + searched + counted + tabled + returned + timed + policy + linked
-    return plan, lost + shown + hopped
+    return plan, lost + shown + anchored + hopped
 
 
 def plan_from_question(question: str, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]] | None:
@@ -532,6 +533,23 @@ def plan_from_question(question: str, known: KnownValues, schema: LakeSchema) ->
     would say (a draft is then only a chance to get it wrong, at the cost of a planning call)."""
     plan, edits = restore_cited_rows(Plan(question=question), known, schema)
     return (plan, edits) if edits and not validate(plan, schema) else None
+
+
+def restore_named_anchor(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
+    """Searches of which none names any of the things the question names ("Who was the writer of These
+    Boots Are Made for Walkin' and who died in 2007?" planned as "who died in 2007") search for
+    something else: the question is searched as it is instead, in the collection the last step read.
+    Numbers are left out of the names compared (a step that kept only the years kept nothing)."""
+    named = {n for n in names(plan.question) if not any(c.isdigit() for c in n)}
+    if not named or not plan.nodes or any(n.tool != Tool.vector for n in plan.nodes):
+        return plan, []
+    kept = set().union(*(names(f"- {n.question}") for n in plan.nodes))
+    if named & kept or plan.nodes[-1].source not in schema.collections:
+        return plan, []
+    source = plan.nodes[-1].source
+    return asked_whole(plan, Tool.vector, source), [
+        f"$var_1: the question searched as it is in {source} (no step named any of {', '.join(sorted(named))})"
+    ]
 
 
 def restore_last_hop(plan: Plan, schema: LakeSchema) -> tuple[Plan, list[str]]:
