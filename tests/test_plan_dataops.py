@@ -890,12 +890,12 @@ def article_search(label: str, question: str, **fields) -> PlanNode:
     ("question", "bridge"),
     [
         (
-            "What government position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?",
-            "who portrayed Corliss Archer in the film Kiss and Tell",
+            "What government post was held by the actress who played Nancy Drew in the film Hidden Staircase?",
+            "who played Nancy Drew in the film Hidden Staircase",
         ),
         (
-            "The arena where the Lewiston Maineiacs played their home games can seat how many people?",
-            "where did the Lewiston Maineiacs play their home games",
+            "The stadium where the Harbor City Gulls played their home games can seat how many fans?",
+            "where did the Harbor City Gulls play their home games",
         ),
         ("Blue Lake is in a county that has a population of how many inhabitants?", "county where Blue Lake lies"),
     ],
@@ -916,18 +916,18 @@ def test_a_plan_answering_only_the_thing_the_question_describes_gets_its_last_ho
     [
         # the step asks what the question asks
         (
-            "2014 S/S is the debut album of a South Korean boy group that was formed by who?",
-            "who formed the South Korean boy group that released 2014 S/S",
+            "Blue Morning is the first album of a Danish girl group that was managed by who?",
+            "who managed the Danish girl group that released Blue Morning",
         ),
         (
-            "What is the name of the fight song of the university whose main campus is in Lawrence, Kansas?",
-            "the fight song of the university whose main campus is in Lawrence",
+            "What is the name of the anthem of the college whose campus is in Riverton, Ohio?",
+            "the anthem of the college whose campus is in Riverton",
         ),
         # no thing described on the way: the one search is the question's, whatever it names
         ("What year did the band perform a promo for the film?", "the year of the promo for the film"),
         ("What year did the band perform a promo for the film?", "the promo of the band"),
         # a person is asked: the words after "who" say how to find them
-        ("Who was known by the stage name Aladin and worked as a consultant?", "the stage name Aladin"),
+        ("Who was known by the ring name Tornado and later coached wrestlers?", "the ring name Tornado"),
     ],
 )
 def test_a_step_that_asks_what_the_question_asks_keeps_its_plan(question, step):
@@ -936,10 +936,10 @@ def test_a_step_that_asks_what_the_question_asks_keeps_its_plan(question, step):
     plan = Plan(question=question, nodes=(article_search("$var_1", step, should_expose_answer=True),))
     assert restore_last_hop(plan, DOCUMENTS_ONLY) == (plan, [])
     hopped = Plan(
-        question="What government position was held by the woman who portrayed Corliss Archer?",
+        question="What government post was held by the actress who played Nancy Drew?",
         nodes=(
-            article_search("$var_1", "who portrayed Corliss Archer"),
-            article_search("$var_2", "position held by $var_1.answer", should_expose_answer=True),
+            article_search("$var_1", "who played Nancy Drew"),
+            article_search("$var_2", "post held by $var_1.answer", should_expose_answer=True),
         ),
     )
     assert restore_last_hop(hopped, DOCUMENTS_ONLY) == (hopped, [])  # it reads an earlier answer
@@ -948,30 +948,30 @@ def test_a_step_that_asks_what_the_question_asks_keeps_its_plan(question, step):
 def test_a_hop_asking_another_relation_than_the_question_asks_the_question_with_the_bridge():
     from lakeplanner.plan.dataops import restore_last_hop
 
-    question = 'The director of the romantic comedy "Big Stone Gap" is based in what New York city?'
+    question = 'The producer of the stage musical "Silver Harbor" lives in what Irish town?'
     plan = Plan(
         question=question,
         nodes=(
-            article_search("$var_1", "who directed the romantic comedy Big Stone Gap"),
+            article_search("$var_1", "who produced the stage musical Silver Harbor"),
             article_search("$var_2", "where $var_1.answer was born", should_expose_answer=True),
         ),
     )
     restored, edits = restore_last_hop(plan, DOCUMENTS_ONLY)
     assert restored.nodes[1].question == f"{question} ($var_1.answer)" and len(edits) == 1
-    asks_it = plan.replace("$var_2", question="the New York city where $var_1.answer is based")
+    asks_it = plan.replace("$var_2", question="the Irish town where $var_1.answer lives")
     assert restore_last_hop(asks_it, DOCUMENTS_ONLY) == (asks_it, [])
 
 
 def test_searches_naming_none_of_the_questions_names_become_the_question_searched_as_it_is():
     from lakeplanner.plan.dataops import restore_named_anchor
 
-    question = "Who was the writer of These Boots Are Made for Walkin' and who died in 2007?"
-    lost = Plan(question=question, nodes=(article_search("$var_1", "who died in 2007", should_expose_answer=True),))
+    question = "Who was the composer of Walking On Glass and who died in 1999?"
+    lost = Plan(question=question, nodes=(article_search("$var_1", "who died in 1999", should_expose_answer=True),))
     restored, edits = restore_named_anchor(lost, DOCUMENTS_ONLY)
     [only] = restored.nodes
     assert (only.question, only.source, only.should_expose_answer) == (question, "documents", True)
     assert edits and "no step named any of" in edits[0]
-    kept = lost.replace("$var_1", question="writer of These Boots Are Made for Walkin'")
+    kept = lost.replace("$var_1", question="composer of Walking On Glass")
     assert restore_named_anchor(kept, DOCUMENTS_ONLY) == (kept, [])
-    unnamed = Plan(question="who died in 2007?", nodes=lost.nodes)  # the question names nothing
+    unnamed = Plan(question="who died in 1999?", nodes=lost.nodes)  # the question names nothing
     assert restore_named_anchor(unnamed, DOCUMENTS_ONLY) == (unnamed, [])
