@@ -58,9 +58,9 @@ METHOD = {
 SAMPLE_CONFIGS = ("before", "prefix-states", "read-answers")
 
 
-def run_uncached(lake: Lake, question: str, llm: LLM, **settings):
+def run_uncached(lake: Lake, question: str, llm: LLM, read_answers: bool = False):
     """lakeplanner without the plan cache: the configurations ask the same questions of one lake."""
-    executor = Executor(lake, llm, ExecSettings(mode="serial", **settings))
+    executor = Executor(lake, llm, ExecSettings(mode="serial", read_answers=read_answers))
     return answer_outcome(ask(lake, question, executor, use_cache=False))
 
 

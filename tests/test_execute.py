@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from lakeplanner.execute.confidence import repaired
 from lakeplanner.execute.engine import Executor, start_ray
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.execute.settings import ExecSettings
@@ -228,6 +229,7 @@ def test_a_failing_statement_is_rewritten_with_the_engine_error(sample_lake):
     feedback = llm.backend.calls[1][0][-1].content
     assert "no_such_function" in feedback
     assert [s.name for s in result.steps].count("chat fake") == 2
+    assert repaired(result.steps, replans=0)  # what the answer's confidence is discounted for
 
 
 def test_a_misspelled_column_is_fixed_without_asking_again(sample_lake):
@@ -657,7 +659,7 @@ def pick_claim_window(messages):
 
 
 def test_a_question_with_no_valid_plan_naming_nothing_of_the_tables_is_searched_as_it_is(tmp_path):
-    from lakeplanner.execute.ask import UNPLANNED
+    from lakeplanner.execute.confidence import UNPLANNED
 
     lake = claims_lake(tmp_path)
     cycle = {"tool": "sql", "source": "sales", "label": "$var_1", "question": "amount in $var_1.amount"}

@@ -11,6 +11,7 @@ from typing import Protocol
 from sqlglot import exp
 
 from lakeplanner.errors import LakeplannerError, LLMOutputError
+from lakeplanner.execute.confidence import path_factor
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.labels import labelled
 from lakeplanner.execute.nodes import TABLE_DATA_ERRORS, unreadable_table_data
@@ -35,7 +36,6 @@ from lakeplanner.question.fill import fill_frame
 
 OnResult = Callable[[NodeResult], None]
 OnPlan = Callable[[PlanResult], None]
-UNPLANNED = 0.6  # the confidence factor of an answer found by searching a question no valid plan answers
 
 
 class PlansQuestions(Protocol):
@@ -186,11 +186,14 @@ def synthesized(
     executor: Executor,
     lineage: Lineage,
     frame: QuestionFrame,
+    path: list[Step],
+    replans: int = 0,
     planned: bool = True,
 ) -> tuple[Answer, list[Step]]:
-    """The answer from `results`, as a synthesis span, and the steps (LLM calls) it made. An answer of a
-    question searched as it is, because no valid plan was found (`planned` False), is held less sure:
-    nothing checked that the search was the right step."""
+    """The answer from `results`, as a synthesis span, and the steps (LLM calls) it made. Its
+    confidence carries the factor of the path it took (confidence.path_factor over the planning
+    steps `path`, the nodes' and synthesis's steps): a question searched as it is because no valid
+    plan was found (`planned` False), a plan the LLM wrote, a repair, each make it less sure."""
     synthesis = Recorder()
     with lineage.span("lakeplanner.synthesize") as span:
         answer = synthesize(
@@ -205,8 +208,8 @@ def synthesized(
         )
         emit(lineage, synthesis)
         answer = labelled(answer, results, lake.contract, lake.sql)
-        if not planned:
-            answer.confidence = round(answer.confidence * UNPLANNED, 3)
+        steps = path + [s for r in results for s in r.steps] + synthesis.steps
+        answer.confidence = round(answer.confidence * path_factor(steps, replans, planned), 3)
         span.set_attributes(
             {
                 "lakeplanner.answer.value": answer.value or "",
@@ -377,7 +380,9 @@ def ask(
                 execute_s = time.perf_counter() - started - plan_s
                 order = {n.label: i for i, n in enumerate(planned.plan.nodes)}
                 results.sort(key=lambda r: order.get(r.label, len(order)))
-                answer, synthesis = synthesized(lake, question, results, executor, lineage, frame, searched is None)
+                answer, synthesis = synthesized(
+                    lake, question, results, executor, lineage, frame, planning.steps, planned.replans, searched is None
+                )
                 search, why = (
                     documents_after_tables(lake, planned.plan, frame)
                     if tables_could_not_answer(answer, results)
@@ -386,7 +391,9 @@ def ask(
                 if search is not None:
                     with lineage.span("lakeplanner.execute", **{"lakeplanner.mode": executor.mode_for(search)}):
                         found = run_nodes(executor, search, lineage, on_result, why, access)
-                    retried, again = synthesized(lake, question, found, executor, lineage, frame)
+                    retried, again = synthesized(
+                        lake, question, found, executor, lineage, frame, planning.steps, planned.replans
+                    )
                     if not retried.abstained:
                         answer, synthesis, results = retried, synthesis + again, results + found
                         answer.nodes = results

@@ -41,7 +41,7 @@ class ExecSettings(TableSettings):
     max_steps: int = Field(3, description="HSEQ: T_max")
     evidence_tokens: int = Field(1200, description="HSEQ: token budget of the selected evidence")
     read_answers: bool = Field(
-        False,
+        True,
         description="answer a lookup that one document step answered, with sufficiency, by the value its evidence "
         "selector read and the sentence stating it, without a synthesis call",
     )
