@@ -40,7 +40,7 @@ def test_every_step_is_a_span_in_otlp_json_lines(answered):
     assert all(len(s["spanId"]) == 16 and len(s["traceId"]) == 32 for s in spans)
     chats = [attribute_values(s) for s in spans if s["name"] == "chat fake"]
     purposes = {c["lakeplanner.llm.purpose"] for c in chats}
-    assert {"plan", "sql.write", "hseq.select", "synthesize"} <= purposes
+    assert {"plan", "sql.write", "hseq.select"} <= purposes  # the value the passage states needs no synthesis call
     assert all(int(c["gen_ai.usage.input_tokens"]) > 0 for c in chats)
     assert all(c["openinference.span.kind"] == "LLM" and c["gen_ai.provider.name"] == "fake" for c in chats)
     sql = next(attribute_values(s) for s in spans if s["name"] == "sql.execute")
