@@ -1000,3 +1000,32 @@ def test_a_lookup_one_passage_answered_needs_no_synthesis_call_when_switched_on(
         backend = FakeBackend([json.dumps({"answer": [], "sentence": "", "sources": [], "abstain": True})] * 3)
         synthesize(asked, results, LLM(backend), Recorder(), read_answers=True)
         assert backend.calls, asked  # not sufficient, or not a lookup: the synthesis call decides
+
+
+def test_a_count_a_passage_states_is_read_like_a_lookup_but_not_a_count_of_the_documents():
+    stated = PASSAGE.model_copy(
+        update={
+            "answer": "1,250",
+            "rows": [],
+            "evidence": [
+                Evidence.of(
+                    "paragraph",
+                    "documents_contracts/CTR-C010",
+                    (0, 80),
+                    "The depot employs 1,250 people. It opened in 1998.",
+                    document_id="CTR-C010",
+                )
+            ],
+        }
+    )
+    backend = FakeBackend([])
+    asked = "The depot named in contract CTR-C010 employs how many people?"
+    answer = synthesize(asked, [stated], LLM(backend), Recorder(), read_answers=True)
+    assert backend.calls == [] and answer.value == "1,250" and answer.text == "The depot employs 1,250 people."
+    for question, read in (
+        ("How many contracts mention the depot?", stated),  # counts what the collection holds
+        (asked, stated.model_copy(update={"answer": "the depot"})),  # no figure read
+    ):
+        backend = FakeBackend([json.dumps({"answer": [], "sentence": "", "sources": [], "abstain": True})] * 3)
+        synthesize(question, [read], LLM(backend), Recorder(), read_answers=True)
+        assert backend.calls, question

@@ -371,9 +371,10 @@ def passage_answer(
     """A draft without an LLM call for a lookup the one document step exposed answered: its evidence
     selector read the value in a passage it selected (only a value a passage states is kept) and
     judged the evidence sufficient. The answer is that value, the sentence the passage's sentence
-    stating it; the same grounding checks settle it."""
+    stating it; the same grounding checks settle it. A count a passage states ("a population of
+    how many inhabitants?") is such a lookup too."""
     if (
-        frame.operation is not Operation.lookup
+        not (frame.operation is Operation.lookup or states_a_count(frame, exposed))
         or frame.several
         or frame.second_ask
         or frame.prose
@@ -390,6 +391,18 @@ def passage_answer(
             sentence = sentence_stating(read.evidence[i].snippet, value)
             return Draft(answer=[value], sentence=sentence, sources=[number], abstain=False)
     return None
+
+
+def states_a_count(frame: QuestionFrame, exposed: list[NodeResult]) -> bool:
+    """ "How many X?" answered by one document step whose answer holds a number: a figure the passage
+    states. Not when X is what the searched collection holds ("how many incidents ...?" over the
+    incident reports counts documents, which no passage states)."""
+    if frame.operation is not Operation.count or len(exposed) != 1 or frame.counted_noun is None:
+        return False
+    [read] = exposed
+    counted = stem(frame.counted_noun)
+    holds = {stem(w) for w in re.split(r"[^a-z0-9]+", read.source.casefold()) if w}
+    return read.tool == "vector" and counted not in holds and any(c.isdigit() for c in read.answer or "")
 
 
 def sentence_stating(text: str, value: str) -> str:
