@@ -1255,3 +1255,23 @@ def test_a_step_asking_a_rows_reference_reads_it_not_the_rows_own_key(logistics)
     assert select_asked_reference(supervised, asked, ["staff_id"], logistics.contract) == []  # filtered on it
     unnamed = parse_select(own)
     assert select_asked_reference(unnamed, "the staff named X", ["staff_id"], logistics.contract) == []
+
+
+def test_a_search_step_keeps_only_a_read_value_its_passages_state_and_its_question_does_not():
+    """A hop that answers with the name it searched by found nothing new: later steps get no value."""
+    from lakeplanner.execute.nodes import read_value
+    from lakeplanner.execute.results import Evidence
+    from lakeplanner.question import read_question
+
+    text = "The driver known on the radio as Red Fox is Omar Haddad, who joined the Leeds depot in 2019."
+    result = NodeResult(
+        label="$var_1",
+        tool="vector",
+        source="profiles",
+        question="Who is the driver known as Red Fox?",
+        evidence=[Evidence.of("paragraph", "profiles/p1", (0, len(text)), text)],
+    )
+    frame = read_question("Who is the driver known as Red Fox?")
+    assert read_value("Omar Haddad", result, frame) == "Omar Haddad"
+    assert read_value("Red Fox", result, frame) is None
+    assert read_value("Ann Lee", result, frame) is None  # no passage states it

@@ -241,6 +241,8 @@ def test_clauses_split_at_sentence_ends_and_joined_questions():
 def test_alternatives_are_things_offered_to_choose_from():
     assert read_question("Which magazine was started first, Arthur's Magazine or First for Women?").alternatives
     assert not read_question("What is the company's five step approach?").alternatives
+    assert not read_question("Which carrier moved the pallets that Omar Haddad signed for?").alternatives
+    assert read_question("Which carrier was cheaper between Acme and Borealis?").alternatives
 
 
 @pytest.mark.parametrize(

@@ -523,6 +523,23 @@ def test_an_alternative_named_in_the_question_is_an_answer():
     assert not restates(read_question("Which warehouse shipped the pallets?"), "Leeds warehouse")
 
 
+def test_a_who_or_which_question_answered_by_a_name_it_states_repeats_it():
+    """ "Who" and "which" ask for something the question does not name; only "A or B" offers names."""
+    from lakeplanner.execute.synthesize import restates
+
+    assert restates(read_question("Who was the dispatcher that Ann Lee trained in 2021?"), "Ann Lee")
+    assert restates(read_question("Under which manager did Omar Haddad lead the Leeds depot?"), "Omar Haddad")
+    assert not restates(read_question("Who is older, Ann Lee or Omar Haddad?"), "Ann Lee")
+
+
+def test_a_name_made_of_words_the_question_holds_apart_is_not_a_restatement():
+    from lakeplanner.execute.synthesize import restates
+
+    asked = read_question("What is the name of the ferry that serves the harbour of the Northern Line?")
+    assert not restates(asked, "Harbour Ferry")
+    assert restates(asked, "the Northern Line")
+
+
 def test_an_average_over_a_range_of_years_reads_every_year():
     rows = [{"year": 2017, "value": 1.5}, {"year": 2018, "value": 2.5}, {"year": 2019, "value": 4.0}]
     other = NodeResult(label="$var_1", tool="sql", source="f", question="other", rows=rows, exposed=True)

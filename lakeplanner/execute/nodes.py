@@ -17,7 +17,7 @@ from lakeplanner.execute.hseq import Budget, package
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.execute.services import Governed
 from lakeplanner.execute.settings import ExecSettings
-from lakeplanner.execute.synthesize import grounding
+from lakeplanner.execute.synthesize import grounding, restates
 from lakeplanner.execute.variables import Binding
 from lakeplanner.execute.vector import (
     Bound,
@@ -316,6 +316,13 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     return result
 
 
+def read_value(answer: str, result: NodeResult, frame: QuestionFrame) -> str | None:
+    """The value the step's selector read, kept for later steps and the answer when its passages state
+    it and it is not words of the step's question ("Aladin" for "who was known by the stage name
+    Aladin?" is the name searched by, not the person found)."""
+    return answer if answer and stated(answer, result) and not restates(frame, answer) else None
+
+
 def stated(answer: str, result: NodeResult) -> bool:
     """Whether the node's passages state the answer the selector wrote: an answer they do not state
     (made up, or planted by text withheld from them) is no value of the lake for later steps."""
@@ -359,7 +366,7 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
     told = with_answers_spelled(node, bounds)
     state = run_iteration(told, hits, reader, services.llm, recorder, budget, services.rerank, asked)
     result.evidence = package(state.selected)
-    result.answer = state.answer if state.answer and stated(state.answer, result) else None
+    result.answer = read_value(state.answer, result, read_question(told.question, packs_for(services.contract)))
     if reader.snapshot_id:
         result.snapshots = {SEGMENTS_TABLE: reader.snapshot_id}
     linked = {h.chunk.document_id: h.chunk for h in hits}

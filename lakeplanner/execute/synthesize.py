@@ -42,7 +42,7 @@ from lakeplanner.plan.extension import TERM, sufficiency
 from lakeplanner.plan.model import REFERENCE
 from lakeplanner.question import Operation, QuestionFrame, packs_for, read_question
 from lakeplanner.question.read import years_in
-from lakeplanner.question.words import content_words, stem, word_set
+from lakeplanner.question.words import content_sequence, content_words, stem, word_set
 
 ROWS_SHOWN = 20
 NOTHING_MENTIONS = "nothing in the lake mentions"  # the coverage gate's reason
@@ -780,14 +780,18 @@ def verbatim(item: str, results: list[NodeResult]) -> str:
 
 
 def restates(frame: QuestionFrame, item: str) -> bool:
-    """The item is words of the question, plurals aside ("five step approach" for "What is the company's
-    five step approach?", "cash equivalents" for "what is a cash equivalent?"), where the question offers
-    no alternatives to choose from; or the kind of thing asked for itself ("Carrier" for "Which carrier
-    moved it?"), whatever the question offers."""
+    """The item is a phrase of the question, plurals and word order aside ("five step approach" for
+    "What is the company's five step approach?", "cash equivalents" for "what is a cash equivalent?"),
+    where the question offers no alternatives to choose from; or the kind of thing asked for itself
+    ("Carrier" for "Which carrier moved it?"), whatever the question offers. A name made of words the
+    question holds apart ("Harbour Line" for "which line serves the harbour?") is not a restatement."""
     words = {stem(w) for w in content_words(item)}
-    asked = {stem(w) for w in content_words(frame.text)}
     kind = {stem(w) for w in content_words(frame.entity or "")}
-    return bool(words) and words <= asked and (not frame.alternatives or words == kind)
+    if not words or frame.alternatives:
+        return bool(words) and words == kind
+    asked = [stem(w) for w in content_sequence(frame.text)]
+    runs = (set(asked[i : i + len(words)]) for i in range(len(asked) - len(words) + 1))
+    return words in runs or words == kind
 
 
 def is_the_value_named(frame: QuestionFrame, item: str) -> bool:

@@ -44,5 +44,10 @@ def stem(word: str) -> str:
 
 def content_words(text: str) -> set[str]:
     """Its words of two characters or more, accents folded, function words left out."""
+    return set(content_sequence(text))
+
+
+def content_sequence(text: str) -> list[str]:
+    """Its content words (see `content_words`) in the order written."""
     plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    return {w for w in tokens(plain) if len(w) > 1 and w not in word_set("function_words")}
+    return [w for w in tokens(plain) if len(w) > 1 and w not in word_set("function_words")]
