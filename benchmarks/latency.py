@@ -271,7 +271,7 @@ def report() -> dict:
 
 
 def markdown(result: dict) -> str:
-    ours = result.get("ours", "prefix-states")
+    ours = result["ours"]
     lines = [
         "# Latency: lakeplanner lever by lever vs top-k RAG (same model, same machine, one run)",
         "",

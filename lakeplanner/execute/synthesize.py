@@ -786,12 +786,12 @@ def restates(frame: QuestionFrame, item: str) -> bool:
     ("Carrier" for "Which carrier moved it?"), whatever the question offers. A name made of words the
     question holds apart ("Harbour Line" for "which line serves the harbour?") is not a restatement."""
     words = {stem(w) for w in content_words(item)}
-    kind = {stem(w) for w in content_words(frame.entity or "")}
-    if not words or frame.alternatives:
-        return bool(words) and words == kind
+    if not words or words == {stem(w) for w in content_words(frame.entity or "")}:
+        return bool(words)
+    if frame.alternatives:
+        return False
     asked = [stem(w) for w in content_sequence(frame.text)]
-    runs = (set(asked[i : i + len(words)]) for i in range(len(asked) - len(words) + 1))
-    return words in runs or words == kind
+    return any(set(asked[i : i + len(words)]) == words for i in range(len(asked) - len(words) + 1))
 
 
 def is_the_value_named(frame: QuestionFrame, item: str) -> bool:
