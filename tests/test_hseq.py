@@ -238,3 +238,26 @@ def test_passages_carry_their_section_and_headings_alone_are_not_candidates(samp
     stream = segment_stream([SearchHit(chunk=chunk, score=1.0)], {"CTR-C028": found}, by_section, "uptime")
     assert stream[0] == service
     assert not any(s.content.strip().startswith("##") for s in stream)
+
+
+def test_a_step_asking_the_whole_question_reads_the_best_ranked_passages_without_a_selector(sample_lake):
+    """The answer's one call reads the first window of the ranked stream; no selection call is made."""
+    from lakeplanner.execute.services import LocalServices
+    from lakeplanner.execute.vector import Bound, SegmentReader, asks_the_whole_question, run_iteration
+    from lakeplanner.plan.model import PlanNode
+
+    lake, _ = sample_lake
+    asked = "Which invoice was disputed because of a late delivery?"
+    node = PlanNode(question=asked.lower().rstrip("?"), tool="vector", label="$var_1", source="documents_invoices")
+    assert asks_the_whole_question(node, [], asked)
+    assert not asks_the_whole_question(node, [Bound("$var_0.answer", "answer", ("x",))], asked)
+    assert not asks_the_whole_question(node.model_copy(update={"question": "a late delivery"}), [], asked)
+    services = LocalServices(lake, None)
+    hits = services.search(node.source, node.question, "", 12)
+    backend = FakeBackend([])
+    budget = Budget(window=ExecSettings().window)
+    reader = SegmentReader(lake.catalog)
+    state = run_iteration(node, hits, reader, LLM(backend), Recorder(), budget, services.rerank, asked, ranked=True)
+    assert backend.calls == [] and state.sufficient and state.stop == "ranked" and not state.answer
+    assert len(state.selected) == budget.window
+    assert any(s.container == "DOC-INV-1010" and "late delivery" in s.content for s in state.selected)

@@ -1046,3 +1046,20 @@ def test_a_count_a_passage_states_is_read_like_a_lookup_but_not_a_count_of_the_d
         backend = FakeBackend([json.dumps({"answer": [], "sentence": "", "sources": [], "abstain": True})] * 3)
         synthesize(question, [read], LLM(backend), Recorder(), read_answers=True)
         assert backend.calls, question
+
+
+def test_a_lookup_a_chain_of_document_steps_answered_is_the_value_its_last_hop_read():
+    """Every hop exposed: the one no other step reads from answers; two unrelated steps leave it to the call."""
+    found = PASSAGE.model_copy(update={"label": "$var_1", "question": "which contract covers the depot", "rows": []})
+    found = found.model_copy(update={"answer": "CTR-C010"})
+    hop = PASSAGE.model_copy(
+        update={"question": "the notice period of $var_1.answer", "answer": "60 days", "rows": []}
+    )
+    question = "What notice period does the contract covering the depot require to terminate for convenience?"
+    backend = FakeBackend([])
+    answer = synthesize(question, [found, hop], LLM(backend), Recorder(), read_answers=True)
+    assert backend.calls == [] and answer.value == "60 days"
+    apart = hop.model_copy(update={"question": "the notice period"})
+    backend = FakeBackend([json.dumps({"answer": [], "sentence": "", "sources": [], "abstain": True})] * 3)
+    synthesize(question, [found, apart], LLM(backend), Recorder(), read_answers=True)
+    assert backend.calls

@@ -23,6 +23,7 @@ from lakeplanner.execute.vector import (
     Bound,
     SegmentReader,
     all_of,
+    asks_the_whole_question,
     document_filter,
     filter_references,
     query_text,
@@ -364,7 +365,8 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
     budget = Budget(**settings.model_dump(include=set(Budget.model_fields)))
     reader = SegmentReader(lake.catalog)
     told = with_answers_spelled(node, bounds)
-    state = run_iteration(told, hits, reader, services.llm, recorder, budget, services.rerank, asked)
+    ranked = settings.rank_whole_question and asks_the_whole_question(node, bounds, asked)
+    state = run_iteration(told, hits, reader, services.llm, recorder, budget, services.rerank, asked, ranked)
     result.evidence = package(state.selected)
     result.answer = read_value(state.answer, result, read_question(told.question, packs_for(services.contract)))
     if reader.snapshot_id:

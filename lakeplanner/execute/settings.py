@@ -45,4 +45,9 @@ class ExecSettings(TableSettings):
         description="answer a lookup that one document step answered, with sufficiency, by the value its evidence "
         "selector read and the sentence stating it, without a synthesis call",
     )
+    rank_whole_question: bool = Field(
+        True,
+        description="a document step that searches the question as it is answers from the reranker's best "
+        "`window` passages in the answer's one call, without the evidence selector",
+    )
     otlp_endpoint: str | None = Field(None, description="also export spans to this OTLP/HTTP endpoint")

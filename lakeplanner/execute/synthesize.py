@@ -372,17 +372,18 @@ def passage_answer(
     selector read the value in a passage it selected (only a value a passage states is kept) and
     judged the evidence sufficient. The answer is that value, the sentence the passage's sentence
     stating it; the same grounding checks settle it. A count a passage states ("a population of
-    how many inhabitants?") is such a lookup too."""
+    how many inhabitants?") is such a lookup too. Of a chain of steps, all exposed, the step that answers
+    is the last hop (`last_hop`): the earlier ones found what it searched by."""
+    read = last_hop(exposed)
     if (
-        not (frame.operation is Operation.lookup or states_a_count(frame, exposed))
+        read is None
+        or not (frame.operation is Operation.lookup or states_a_count(frame, read))
         or frame.several
         or frame.second_ask
         or frame.prose
         or frame.shape == "yes_no"
-        or len(exposed) != 1
     ):
         return None
-    [read] = exposed
     if read.tool != "vector" or not read.answer or any("without sufficiency" in a for a in read.advice):
         return None
     value = read.answer.strip()
@@ -393,13 +394,20 @@ def passage_answer(
     return None
 
 
-def states_a_count(frame: QuestionFrame, exposed: list[NodeResult]) -> bool:
-    """ "How many X?" answered by one document step whose answer holds a number: a figure the passage
+def last_hop(exposed: list[NodeResult]) -> NodeResult | None:
+    """The one exposed step no other exposed step reads from ("where is $var_1.answer based?" after
+    "who directed the film?"); None when several are (two sides of a comparison, two asks)."""
+    read_from = {f"$var_{m.group(1)}" for r in exposed for m in REFERENCE.finditer(r.question)}
+    last = [r for r in exposed if r.label not in read_from]
+    return last[0] if len(last) == 1 else None
+
+
+def states_a_count(frame: QuestionFrame, read: NodeResult) -> bool:
+    """ "How many X?" answered by a document step whose answer holds a number: a figure the passage
     states. Not when X is what the searched collection holds ("how many incidents ...?" over the
     incident reports counts documents, which no passage states)."""
-    if frame.operation is not Operation.count or len(exposed) != 1 or frame.counted_noun is None:
+    if frame.operation is not Operation.count or frame.counted_noun is None:
         return False
-    [read] = exposed
     counted = stem(frame.counted_noun)
     holds = {stem(w) for w in re.split(r"[^a-z0-9]+", read.source.casefold()) if w}
     return read.tool == "vector" and counted not in holds and any(c.isdigit() for c in read.answer or "")

@@ -295,6 +295,15 @@ def neighbour_finder(paragraphs: dict[str, list[Segment]], hits: Sequence[Search
     return neighbours
 
 
+def asks_the_whole_question(node: PlanNode, bound: Sequence[Bound], asked: str) -> bool:
+    """The step searches the user's question as it is, reading nothing from earlier steps."""
+    return bool(asked) and not bound and normal_question(node.question) == normal_question(asked)
+
+
+def normal_question(text: str) -> str:
+    return " ".join(text.split()).rstrip(" ?.").casefold()
+
+
 def run_iteration(
     node: PlanNode,
     hits: Sequence[SearchHit],
@@ -304,11 +313,16 @@ def run_iteration(
     budget: Budget,
     relevance: Relevance,
     asked: str = "",
+    ranked: bool = False,
 ) -> Iteration:
+    """HSEQ over the hits' passages; with `ranked`, the reranker's best `budget.window` passages as
+    they are (`best_ranked`)."""
     documents = list(dict.fromkeys(h.chunk.document_id for h in hits))
     paragraphs = reader.paragraphs(node.source, documents)
-    question = focus(node, asked)
     stream = segment_stream(hits, paragraphs, relevance, ranking_query(node, asked)) or chunk_segments(hits)
+    if ranked:
+        return best_ranked(node, stream, recorder, budget)
+    question = focus(node, asked)
     guidance = guidance_for(node.question, node.answer_description)
     with recorder.step("hseq.iterate", collection=node.source, stream=len(stream)) as step:
         state = iterate(
@@ -324,3 +338,21 @@ def run_iteration(
             {"hseq.steps": state.steps, "hseq.stop": state.stop, "hseq.selected": len(state.selected)}
         )
     return state
+
+
+def best_ranked(node: PlanNode, stream: list[Segment], recorder: Recorder, budget: Budget) -> Iteration:
+    """The evidence of a step that asks the user's whole question: the first window of the ranked
+    stream, which the answer's one LLM call reads. A selector reading that window first costs a call,
+    and asked a question of several hops it often answers with a thing the question passes through
+    (the nursery rhyme, not its index number) where the answer call reads every passage for the one asked."""
+    chosen = stream[: budget.window]
+    with recorder.step("hseq.rank", collection=node.source, stream=len(stream)) as step:
+        step.attributes.update({"hseq.steps": 0, "hseq.stop": "ranked", "hseq.selected": len(chosen)})
+    window = [s.id for s in chosen]
+    return Iteration(
+        selected=chosen,
+        seen=set(window),
+        sufficient=True,
+        stop="ranked",
+        trace=[{"window": window, "selected": window, "sufficient": True}],
+    )
