@@ -1052,9 +1052,7 @@ def test_a_lookup_a_chain_of_document_steps_answered_is_the_value_its_last_hop_r
     """Every hop exposed: the one no other step reads from answers; two unrelated steps leave it to the call."""
     found = PASSAGE.model_copy(update={"label": "$var_1", "question": "which contract covers the depot", "rows": []})
     found = found.model_copy(update={"answer": "CTR-C010"})
-    hop = PASSAGE.model_copy(
-        update={"question": "the notice period of $var_1.answer", "answer": "60 days", "rows": []}
-    )
+    hop = PASSAGE.model_copy(update={"question": "the notice period of $var_1.answer", "answer": "60 days", "rows": []})
     question = "What notice period does the contract covering the depot require to terminate for convenience?"
     backend = FakeBackend([])
     answer = synthesize(question, [found, hop], LLM(backend), Recorder(), read_answers=True)
