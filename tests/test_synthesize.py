@@ -1050,8 +1050,9 @@ def test_a_count_a_passage_states_is_read_like_a_lookup_but_not_a_count_of_the_d
 
 def test_a_lookup_a_chain_of_document_steps_answered_is_the_value_its_last_hop_read():
     """Every hop exposed: the one no other step reads from answers; two unrelated steps leave it to the call."""
-    found = PASSAGE.model_copy(update={"label": "$var_1", "question": "which contract covers the depot", "rows": []})
-    found = found.model_copy(update={"answer": "CTR-C010"})
+    found = PASSAGE.model_copy(
+        update={"label": "$var_1", "question": "which contract covers the depot", "answer": "CTR-C010", "rows": []}
+    )
     hop = PASSAGE.model_copy(update={"question": "the notice period of $var_1.answer", "answer": "60 days", "rows": []})
     question = "What notice period does the contract covering the depot require to terminate for convenience?"
     backend = FakeBackend([])

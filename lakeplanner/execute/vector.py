@@ -68,7 +68,11 @@ def focus(node: PlanNode, asked: str) -> str:
 
 
 def clause_of_question(sub: str, asked: str) -> bool:
-    return " ".join(sub.split()).rstrip(" ?.").casefold() in " ".join(asked.split()).casefold()
+    return normal_question(sub) in " ".join(asked.split()).casefold()
+
+
+def normal_question(text: str) -> str:
+    return " ".join(text.split()).rstrip(" ?.").casefold()
 
 
 _COLUMN_LEAD = re.compile(r"^\w+_\w+\s+of\s+(?=\S)")
@@ -298,10 +302,6 @@ def neighbour_finder(paragraphs: dict[str, list[Segment]], hits: Sequence[Search
 def asks_the_whole_question(node: PlanNode, bound: Sequence[Bound], asked: str) -> bool:
     """The step searches the user's question as it is, reading nothing from earlier steps."""
     return bool(asked) and not bound and normal_question(node.question) == normal_question(asked)
-
-
-def normal_question(text: str) -> str:
-    return " ".join(text.split()).rstrip(" ?.").casefold()
 
 
 def run_iteration(
