@@ -344,7 +344,7 @@ def best_ranked(node: PlanNode, stream: list[Segment], recorder: Recorder, budge
     """The evidence of a step that asks the user's whole question: the first window of the ranked
     stream, which the answer's one LLM call reads. A selector reading that window first costs a call,
     and asked a question of several hops it often answers with a thing the question passes through
-    (the nursery rhyme, not its index number) where the answer call reads every passage for the one asked."""
+    (the contract, not the notice period it sets) where the answer call reads every passage for the one asked."""
     chosen = stream[: budget.window]
     with recorder.step("hseq.rank", collection=node.source, stream=len(stream)) as step:
         step.attributes.update({"hseq.steps": 0, "hseq.stop": "ranked", "hseq.selected": len(chosen)})
