@@ -1,7 +1,5 @@
 """Yes/no comparisons over what each step read are decided by code, not by the LLM."""
 
-import json
-
 import pytest
 
 from lakeplanner.execute.compare import compared
@@ -43,17 +41,14 @@ def test_comparisons(question, values, expected):
     assert (decided.value if decided else None) == expected
 
 
-def test_synthesis_takes_the_comparison_over_the_llms_yes():
-    llm = LLM(
-        FakeBackend(
-            [json.dumps({"answer": "yes", "sentence": "Both in Ortaköy.", "sources": ["E1"], "abstain": False})]
-        )
-    )
+def test_synthesis_decides_a_comparison_without_an_llm_call():
+    backend = FakeBackend()
     results = [
         read("$var_1", "neighborhood of the Laleli Mosque", "Laleli, Fatih"),
         read("$var_2", "neighborhood of the Esma Sultan Mansion", "Ortaköy"),
     ]
     question = "Are the Laleli Mosque and Esma Sultan Mansion located in the same neighborhood?"
-    answer = synthesize(question, results, llm, Recorder())
+    answer = synthesize(question, results, LLM(backend), Recorder())
     assert answer.value == "no" and "Ortaköy" in answer.text and "Laleli, Fatih" in answer.text
     assert {c.document_id for c in answer.citations} == {"$var_1", "$var_2"}
+    assert backend.calls == []  # a model's "yes" would have been overruled: it is not asked

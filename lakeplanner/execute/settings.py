@@ -42,8 +42,8 @@ class ExecSettings(TableSettings):
     evidence_tokens: int = Field(1200, description="HSEQ: token budget of the selected evidence")
     read_answers: bool = Field(
         True,
-        description="answer a lookup that one document step answered, with sufficiency, by the value its evidence "
-        "selector read and the sentence stating it, without a synthesis call",
+        description="answer a lookup that one document step (or the last hop of a chain of them) answered, with "
+        "sufficiency, by the value its evidence selector read and the sentence stating it, without a synthesis call",
     )
     rank_whole_question: bool = Field(
         True,

@@ -437,6 +437,17 @@ def counted_rows(frame: QuestionFrame, exposed: list[NodeResult]) -> Draft | Non
     return Draft(answer=[str(n)], sentence=f"{n} {listed.source.replace('_', ' ')}.", sources=["R1"], abstain=False)
 
 
+def computed_by_code(frame: QuestionFrame, exposed: list[NodeResult]) -> Draft | None:
+    """An empty draft, without an LLM call, when code computes the answer from the results whatever a
+    draft says (`settle` takes its items from a year template, the values of the years named, the year
+    of an extreme, a comparison of what each step read, or the time between two moments of a row): the
+    call could only have written the sentence, which `settle` then writes from the question."""
+    by_code = (year_arithmetic, per_year_values, extreme_year, compared, elapsed_time)
+    if any(compute(frame, exposed) is not None for compute in by_code):
+        return Draft(answer=[], sentence="", sources=[], abstain=False)
+    return None
+
+
 def cut_at_limit(result: NodeResult) -> bool:
     """The step's last statement returned as many rows as its LIMIT allows: there may be more."""
     limit = parse_select(result.sql[-1].sql).args.get("limit")
@@ -518,8 +529,9 @@ def synthesize(
         return abstain(answer, f"{NOTHING_MENTIONS} {', '.join(missing)}", started)
     block, index = numbered_results(exposed)
     read = passage_answer(frame, exposed, index) if read_answers else None
-    if (cell := cell_answer(frame, exposed) or counted_rows(frame, exposed) or read) is not None:
-        outcome = settle(frame, cell, exposed)
+    by_code = cell_answer(frame, exposed) or counted_rows(frame, exposed) or read or computed_by_code(frame, exposed)
+    if by_code is not None:
+        outcome = settle(frame, by_code, exposed)
         if outcome.c_ground > 0.0:
             return settled_answer(answer, outcome, frame, results, exposed, index, started)
     messages = synthesis_messages(question, block)
