@@ -30,7 +30,7 @@ from lakeplanner.execute.arithmetic import (
     year_arithmetic,
     year_of,
 )
-from lakeplanner.execute.compare import compared
+from lakeplanner.execute.compare import Comparison, compared
 from lakeplanner.execute.definitions import defined_span
 from lakeplanner.execute.readonly import parse_select
 from lakeplanner.execute.results import Answer, Citation, NodeResult
@@ -147,6 +147,9 @@ class Draft(BaseModel):
     abstain: bool
     calculation: clipped(200) = ""
     reason: clipped(300) = ""
+
+
+_EMPTY = Draft(answer=[], sentence="", sources=[], abstain=False)  # a draft code settles the answer of
 
 
 def row_source(result: NodeResult) -> str:
@@ -437,15 +440,34 @@ def counted_rows(frame: QuestionFrame, exposed: list[NodeResult]) -> Draft | Non
     return Draft(answer=[str(n)], sentence=f"{n} {listed.source.replace('_', ' ')}.", sources=["R1"], abstain=False)
 
 
-def computed_by_code(frame: QuestionFrame, exposed: list[NodeResult]) -> Draft | None:
-    """An empty draft, without an LLM call, when code computes the answer from the results whatever a
-    draft says (`settle` takes its items from a year template, the values of the years named, the year
-    of an extreme, a comparison of what each step read, or the time between two moments of a row): the
-    call could only have written the sentence, which `settle` then writes from the question."""
-    by_code = (year_arithmetic, per_year_values, extreme_year, compared, elapsed_time)
-    if any(compute(frame, exposed) is not None for compute in by_code):
-        return Draft(answer=[], sentence="", sources=[], abstain=False)
-    return None
+@dataclass(frozen=True)
+class ByCode:
+    """What code computes from the results, read once per question. `settle` takes its items from the
+    first five whatever a draft says; `paired` (two items' or every year's template) only replaces a
+    number the draft could not ground."""
+
+    templated: str | None  # a change / percentage change / ratio / average over named years
+    listed: list[float] | None  # the values of the years a "respectively" question names
+    comparison: Comparison | None  # a yes/no comparison of what each step read
+    extreme: int | None  # the year of the largest or smallest value
+    elapsed: tuple[float, str] | None  # the time between two moments of a row
+    paired: str | None
+
+    @property
+    def decides(self) -> bool:
+        """A draft could only write the sentence, which `settle` then writes from the question."""
+        return any(v is not None for v in (self.templated, self.listed, self.comparison, self.extreme, self.elapsed))
+
+
+def computed_by_code(frame: QuestionFrame, exposed: list[NodeResult]) -> ByCode:
+    return ByCode(
+        templated=year_arithmetic(frame, exposed),
+        listed=per_year_values(frame, exposed),
+        comparison=compared(frame, exposed),
+        extreme=extreme_year(frame, exposed),
+        elapsed=elapsed_time(frame, exposed),
+        paired=item_arithmetic(frame, exposed) or all_years_average(frame, exposed),
+    )
 
 
 def cut_at_limit(result: NodeResult) -> bool:
@@ -529,9 +551,10 @@ def synthesize(
         return abstain(answer, f"{NOTHING_MENTIONS} {', '.join(missing)}", started)
     block, index = numbered_results(exposed)
     read = passage_answer(frame, exposed, index) if read_answers else None
-    by_code = cell_answer(frame, exposed) or counted_rows(frame, exposed) or read or computed_by_code(frame, exposed)
-    if by_code is not None:
-        outcome = settle(frame, by_code, exposed)
+    code = computed_by_code(frame, exposed)
+    by_code = cell_answer(frame, exposed) or counted_rows(frame, exposed) or read or (_EMPTY if code.decides else None)
+    if by_code is not None:  # settled without the synthesis call
+        outcome = settle(frame, by_code, exposed, code)
         if outcome.c_ground > 0.0:
             return settled_answer(answer, outcome, frame, results, exposed, index, started)
     messages = synthesis_messages(question, block)
@@ -550,7 +573,7 @@ def synthesize(
             if value is None:
                 return abstain(answer, f"no answer could be written: {e.message}", started)
             draft = Draft(answer=[value], sentence=value, sources=[], abstain=False)
-        outcome = settle(frame, draft, exposed)
+        outcome = settle(frame, draft, exposed, code)
         if outcome.c_ground > 0.0 or not outcome.repairable:
             break
         messages = [*messages, assistant(draft.model_dump_json()), user(repair_request(outcome.failure))]
@@ -616,39 +639,34 @@ class Settled:
     repairable: bool = False
 
 
-def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Settled:
+def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult], code: ByCode) -> Settled:
     question = frame.text
     draft = rows_for_documents(frame, draft, exposed)
-    templated = year_arithmetic(frame, exposed)
-    listed = per_year_values(frame, exposed)
-    comparison = compared(frame, exposed)
-    extreme = extreme_year(frame, exposed)
-    paired = item_arithmetic(frame, exposed) or all_years_average(frame, exposed)
-    if (elapsed := elapsed_time(frame, exposed)) is not None:  # two moments of one row, by code
-        value, taken = elapsed
+    if code.elapsed is not None:  # two moments of one row, by code
+        value, taken = code.elapsed
         items = [format_number(value)]
         sentence = f"{question.rstrip('?')}: {items[0]} {frame.unit.text}."
         return Settled(items, draft.model_copy(update={"sentence": sentence, "abstain": False}), 1.0, taken)
-    computed = templated is not None or listed is not None or extreme is not None
-    if draft.abstain and not computed and comparison is None and paired is None:
+    computed = code.templated is not None or code.listed is not None or code.extreme is not None
+    if draft.abstain and not computed and code.comparison is None and code.paired is None:
         return Settled([], draft, failure=draft.reason or "the results do not contain the answer")
     items = [whole_cell(verbatim(i, exposed), frame, exposed) for i in answer_items(frame, draft.answer)]
     calculated = ""
     if frame.asks_year:
         items = [year_stated(year_holding(i, exposed), draft.sentence, frame) for i in items]
     if computed:  # listed: one cell per year, in the order named; extreme: the year of the largest or smallest
-        if templated is not None:
-            items, calculated = [format_number(evaluate(templated))], templated
-        elif listed is not None:
-            items = [format_number(v) for v in listed]
+        if code.templated is not None:
+            items, calculated = [format_number(evaluate(code.templated))], code.templated
+        elif code.listed is not None:
+            items = [format_number(v) for v in code.listed]
         else:
-            items = [str(extreme)]
+            items = [str(code.extreme)]
         if draft.abstain or not all(i in draft.sentence for i in items):  # the sentence would state other numbers
             stated = f"{question.rstrip('?')}: {', '.join(items)}."
             draft = draft.model_copy(update={"sentence": stated, "abstain": False})
-    elif comparison is not None:  # decided over what each step read; every passage shown is cited
-        items = [comparison.value]
-        sentence = f"{comparison.value.capitalize()} ({comparison.sentence})."
+    elif code.comparison is not None:  # decided over what each step read; every passage shown is cited
+        items = [code.comparison.value]
+        sentence = f"{code.comparison.value.capitalize()} ({code.comparison.sentence})."
         draft = draft.model_copy(update={"sentence": sentence, "sources": [], "abstain": False})
     elif draft.calculation.strip() or (len(items) == 1 and _EXPRESSION.match(items[0])):
         expression = draft.calculation.strip() or items[0]  # an expression written as the answer is one too
@@ -665,10 +683,10 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Set
     if c_ground == 0.0 and (derived := derivation(numbers_in(normalised("; ".join(items))), exposed)) is not None:
         items, calculated = [format_number(evaluate(derived))], derived  # its arithmetic, redone by the evaluator
         c_ground = grounding(items[0], exposed, calculated)
-    if paired is not None and not calculated and copies_an_operand(items, paired):
+    if code.paired is not None and not calculated and copies_an_operand(items, code.paired):
         c_ground = 0.0  # a difference or ratio of two items answered with one of them: the template's
-    if c_ground == 0.0 and paired is not None:  # the LLM's number is not grounded: the items' or years' template
-        items, calculated = [format_number(evaluate(paired))], paired
+    if c_ground == 0.0 and code.paired is not None:  # the LLM's number is not grounded: the items' or years' template
+        items, calculated = [format_number(evaluate(code.paired))], code.paired
         c_ground = grounding(items[0], exposed, calculated)
         draft = draft.model_copy(update={"sentence": f"{question.rstrip('?')}: {items[0]}.", "abstain": False})
     if c_ground == 0.0 and (cell := fallback_value(exposed, frame)) is not None:
