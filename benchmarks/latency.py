@@ -11,6 +11,8 @@ process, serially, without the plan cache (a cached plan would hide what plannin
 - `prefix-states`: the KV states of fixed prompt prefixes kept across calls (LAKEPLANNER_LLM_PREFIX_CACHE_MB);
 - `read-answers`: `prefix-states` with ExecSettings.read_answers (a lookup one document step answered is
   answered by the value its evidence selector read, without a synthesis call);
+- `small-select`, `small-synthesis`: `read-answers` with evidence selection (hseq.select), or synthesis and its
+  repair, answered by the 0.5B (LLMSettings.routes), the 1.5B doing the rest;
 - `rag`: top rows + top chunks, one generation (benchmarks/qabench/methods.py), on the same backend
   as `prefix-states` (its fixed instructions are kept too); TAT-QA only (on the sample lake RAG's
   time is mostly the reranker scoring every row).
@@ -41,7 +43,7 @@ from lakeplanner.execute.ask import ask
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.lineage.tracing import SPANS_FILE, TRACES, attribute_values, spans_in
-from lakeplanner.llm.base import LLM
+from lakeplanner.llm.base import LLM, RoutedLLM
 from lakeplanner.llm.local import LocalBackend
 from lakeplanner.llm.settings import LLMSettings
 
@@ -52,11 +54,15 @@ METHOD = {
     "before": "lakeplanner-uncached",
     "prefix-states": "lakeplanner-uncached",
     "read-answers": "lakeplanner-read-answers",
+    "small-select": "lakeplanner-read-answers",
+    "small-synthesis": "lakeplanner-read-answers",
     "rag": "rag",
 }
+# stages the 0.5B answers in a configuration (lever 4: the right model for each call)
+SMALL_FOR = {"small-select": ("hseq.select",), "small-synthesis": ("synthesize", "synthesize.repair")}
 DEFAULT_CONFIG = "read-answers"  # what ExecSettings' defaults run: the figures the issue's target is read from
 # RAG reranks every row of the sample lake: its time there says little
-SAMPLE_CONFIGS = ("before", "prefix-states", "read-answers")
+SAMPLE_CONFIGS = ("before", "prefix-states", "read-answers", "small-select", "small-synthesis")
 
 
 def run_uncached(lake: Lake, question: str, llm: LLM, read_answers: bool = False):
@@ -75,14 +81,19 @@ METHODS["lakeplanner-read-answers"] = run_reading_answers
 
 def models(configs: set[str]) -> dict[str, LLM]:
     llms = {}
+    shared = {"rag", "read-answers", *SMALL_FOR}  # on the backend of prefix-states: its states serve them too
     for name, overrides in CONFIGS.items():
-        if name in configs or (name == "prefix-states" and configs & {"rag", "read-answers"}):
+        if name in configs or (name == "prefix-states" and configs & shared):
             settings = LLMSettings(backend="local", model="default", **overrides)
             llms[name] = LLM(LocalBackend(settings), settings)
-    for shared in ("rag", "read-answers"):  # the same backend as prefix-states: its states serve them too
-        if shared in configs:
-            llms[shared] = llms["prefix-states"]
-    return {name: llm for name, llm in llms.items() if name in configs}
+    for name in configs & {"rag", "read-answers"}:
+        llms[name] = llms["prefix-states"]
+    if routed := configs & set(SMALL_FOR):
+        settings = LLMSettings(backend="local", model="small")
+        small = LLM(LocalBackend(settings), settings)
+        for name in routed:
+            llms[name] = RoutedLLM(llms["prefix-states"], dict.fromkeys(SMALL_FOR[name], small))
+    return {name: llm for name in METHOD if name in configs for llm in [llms[name]]}
 
 
 def done(at: str) -> set[tuple[str, str, str]]:
@@ -236,7 +247,7 @@ def report() -> dict:
     table = {
         (s, c): figures([r for r in records if r["set"] == s and r["config"] == c])
         for s in ("sample", "tatqa")
-        for c in ("before", "prefix-states", "read-answers", "rag")
+        for c in METHOD
         if any(r["set"] == s and r["config"] == c for r in records)
     }
     by_set = {f"{s}/{c}": v for (s, c), v in table.items()}

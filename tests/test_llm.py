@@ -8,7 +8,8 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from lakeplanner.errors import LLMOutputError, LLMUnavailableError, ModelFileError
-from lakeplanner.llm import LLM, LLMSettings, get_llm, user, weights
+from lakeplanner.lineage.steps import Recorder, RecordingLLM
+from lakeplanner.llm import LLM, LLMSettings, base, get_llm, user, weights
 from lakeplanner.llm.base import parse_json
 from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.llm.openai import OpenAIBackend
@@ -200,3 +201,39 @@ def test_long_max_lengths_stay_out_of_the_grammar():
 
     schema = {"properties": {"sql": {"type": "string", "maxLength": 1200}, "id": {"type": "string", "maxLength": 8}}}
     assert grammar_safe(schema) == {"properties": {"sql": {"type": "string"}, "id": {"type": "string", "maxLength": 8}}}
+
+
+class Said(BaseModel):
+    by: str
+
+
+def models_that_say_their_name(monkeypatch) -> list[str]:
+    """The fake backend, named as its settings' model, replying with that name; loads are listed."""
+    loaded = []
+
+    def factory(settings: LLMSettings) -> FakeBackend:
+        loaded.append(settings.model)
+        backend = FakeBackend(lambda messages, schema: f'{{"by": "{settings.model}"}}')
+        backend.model_name = settings.model
+        return backend
+
+    monkeypatch.setitem(base._BACKENDS, "fake", factory)
+    return loaded
+
+
+def test_routes_send_a_purposes_calls_to_its_model_and_the_trace_names_it(monkeypatch):
+    loaded = models_that_say_their_name(monkeypatch)
+    llm = get_llm(LLMSettings(backend="fake", model="large", routes={"hseq.select": "small", "plan": "large"}))
+    recorder = Recorder()
+    assert recorder.complete(llm, "hseq.select", [user("pick")], Said).value.by == "small"
+    assert recorder.complete(llm, "sql.write", [user("write")], Said).value.by == "large"
+    assert RecordingLLM(llm, recorder, "hseq.select").complete([user("pick")], Said).value.by == "small"
+    assert RecordingLLM(llm, recorder, "plan").complete([user("plan")], Said).value.by == "large"
+    assert [s.name for s in recorder.steps] == ["chat small", "chat large", "chat small", "chat large"]
+    assert sorted(loaded) == ["large", "small"]  # a route to the default model loads nothing more
+
+
+def test_routes_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv("LAKEPLANNER_LLM_ROUTES", '{"synthesize": "small"}')
+    assert LLMSettings(backend="fake").routes == {"synthesize": "small"}
+    assert get_llm(LLMSettings(backend="fake")).for_purpose("plan").model_name == "fake"

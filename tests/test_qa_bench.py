@@ -5,7 +5,12 @@ import json
 
 from benchmarks.qabench.answers import predicted_scale, prediction_items
 from benchmarks.qabench.data import SAMPLE, largest_remainder, load, make_sample, tatqa, write_source
+from benchmarks.qabench.methods import counting
 from benchmarks.qabench.report import write_report
+from lakeplanner.lineage.steps import Recorder
+from lakeplanner.llm import LLM, user
+from lakeplanner.llm.base import RoutedLLM
+from lakeplanner.llm.fake import FakeBackend
 
 
 def test_committed_sample_is_the_seeded_stratified_sample():
@@ -207,3 +212,13 @@ def test_calibration_figures_count_confident_wrong_answers_and_right_rates_by_si
     assert f["brier"] == round((0 + 0.95**2 + 0.6**2) / 3, 3)
     assert f["signals"]["repaired"] == {"with": 2, "right_with": 0.5, "without": 1, "right_without": 1.0}
     assert [b["answers"] for b in f["buckets"]] == [1, 0, 0, 2]
+
+
+def test_a_routed_llm_is_counted_over_all_its_models():
+    large, small = LLM(FakeBackend(["big reply"] * 2)), LLM(FakeBackend(["small"]))
+    counted, backend = counting(RoutedLLM(large, {"hseq.select": small}))
+    recorder = Recorder()
+    for purpose in ("plan", "hseq.select", "sql.write"):
+        recorder.complete(counted, purpose, [user("one two three")])
+    assert (backend.usage.calls, backend.usage.completion_tokens) == (3, 5)
+    assert not large.backend.replies and not small.backend.replies  # each model answered its own calls

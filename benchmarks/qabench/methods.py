@@ -26,7 +26,7 @@ from lakeplanner.execute.ask import ask
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.ingest.readers import PROVENANCE_FILE
-from lakeplanner.llm.base import LLM, Message, Usage
+from lakeplanner.llm.base import LLM, Message, RoutedLLM, Usage
 from lakeplanner.llm.embeddings import default_embedder, default_reranker
 from lakeplanner.plan.generate import Generator, Pruner, contract_prompt
 from lakeplanner.plan.planner import PlanResult
@@ -47,13 +47,17 @@ class Outcome(BaseModel):
 class CountingBackend:
     """Wraps a backend to count every generation, whoever calls it (planner, nodes, synthesis)."""
 
-    def __init__(self, inner) -> None:
+    def __init__(self, inner, tally: list[Usage] | None = None) -> None:
         self.inner = inner
-        self.usage = Usage()
+        self.tally = tally or [Usage()]  # shared by the backends of one routed LLM
+
+    @property
+    def usage(self) -> Usage:
+        return self.tally[0]
 
     def generate(self, *args, **kwargs):
         raw = self.inner.generate(*args, **kwargs)
-        self.usage += raw.usage
+        self.tally[0] += raw.usage
         return raw
 
     def __getattr__(self, name):
@@ -61,8 +65,16 @@ class CountingBackend:
 
 
 def counting(llm: LLM) -> tuple[LLM, CountingBackend]:
+    """`llm` with every generation counted; a routed LLM's other models count into the same usage."""
     backend = CountingBackend(llm.backend)
-    return LLM(backend, llm.settings), backend
+    counted = LLM(backend, llm.settings)
+    if not isinstance(llm, RoutedLLM):
+        return counted, backend
+    backends = {id(llm.backend): backend}
+    for routed in llm.routes.values():
+        backends.setdefault(id(routed.backend), CountingBackend(routed.backend, backend.tally))
+    routes = {p: LLM(backends[id(r.backend)], r.settings) for p, r in llm.routes.items()}
+    return RoutedLLM(counted, routes), backend
 
 
 def message(role: str, content: str) -> Message:

@@ -75,6 +75,7 @@ class Recorder:
         """llm.complete, recorded as a step (also when it fails); `data_chars` counts the characters
         of lake data (cells, examples, passages) the prompt shows."""
         started = time.time_ns()
+        llm = llm.for_purpose(purpose)
         try:
             done = llm.complete(messages, output, max_tokens=max_tokens)
         except Exception as e:
@@ -99,6 +100,7 @@ class RecordingLLM(LLM):
     """An LLM whose every call is also recorded as a step (tracing by wrapping)."""
 
     def __init__(self, llm: LLM, recorder: Recorder, purpose: str) -> None:
+        llm = llm.for_purpose(purpose)
         super().__init__(llm.backend, llm.settings)
         self.recorder = recorder
         self.purpose = purpose

@@ -179,6 +179,10 @@ class LLM:
     def model_name(self) -> str:
         return self.backend.model_name
 
+    def for_purpose(self, purpose: str) -> LLM:
+        """The LLM that answers calls of `purpose` (LLMSettings.routes); this one unless routed."""
+        return self
+
     def complete(
         self, messages: Sequence[Message], output: type[T] | None = None, *, max_tokens: int | None = None
     ) -> Completion[T]:
@@ -221,6 +225,22 @@ class LLM:
         self.backend.close()
 
 
+class RoutedLLM(LLM):
+    """An LLM that hands the calls of some purposes to other models (a smaller one for easy stages)."""
+
+    def __init__(self, default: LLM, routes: dict[str, LLM]) -> None:
+        super().__init__(default.backend, default.settings)
+        self.routes = routes
+
+    def for_purpose(self, purpose: str) -> LLM:
+        return self.routes.get(purpose, self)
+
+    def close(self) -> None:
+        for llm in {id(llm): llm for llm in self.routes.values()}.values():
+            llm.close()
+        super().close()
+
+
 BackendFactory = Callable[[LLMSettings], Backend]
 _BACKENDS: dict[str, BackendFactory] = {}
 _BUILTIN_MODULES = {
@@ -251,4 +271,12 @@ def get_llm(settings: LLMSettings | None = None) -> LLM:
         raise LakeplannerError(
             f"unknown LLM backend {settings.backend!r}", hint=f"choose one of {sorted({*_BACKENDS, *_BUILTIN_MODULES})}"
         )
-    return LLM(factory(settings), settings)
+    if not settings.routes:
+        return LLM(factory(settings), settings)
+    models = {
+        model: LLM(factory(routed), routed)
+        for model in set(settings.routes.values()) - {settings.model}
+        for routed in [settings.model_copy(update={"model": model, "routes": {}})]
+    }
+    default = LLM(factory(settings), settings)
+    return RoutedLLM(default, {purpose: models.get(model, default) for purpose, model in settings.routes.items()})

@@ -44,6 +44,12 @@ class LLMSettings(TableSettings):
         description="local: 'default' (Qwen2.5-Coder-1.5B) or 'small' (0.5B) or a "
         "GGUF path; openai/vllm: the served model name or path",
     )
+    routes: dict[str, str] = Field(
+        {},
+        description="calls of a purpose answered by another model, named as `model` is: "
+        '{"hseq.select": "small"} sends evidence selection to the 0.5B (purposes: frame, plan, sql.write, '
+        "hseq.select, synthesize, synthesize.repair)",
+    )
     threads: int | None = Field(None, description="CPU threads for the local model (default: all cores)")
     context_tokens: int = Field(8192, description="context window of the local model")
     prefix_cache_mb: int = Field(
