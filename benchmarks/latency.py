@@ -265,6 +265,7 @@ def report() -> dict:
         "generated_tokens_per_question": ours["generated_tokens_per_question"],
         "llm_calls_per_question": ours["llm_calls_per_question"],
         "sample_right": table[("sample", default)]["right"] if ("sample", default) in table else None,
+        "small_model_stages": small_model_stages(table, default),
     }
     if main == "tatqa":
         result |= {"em": ours["right"] / ours["questions"], "rag_em": rag["right"] / rag["questions"]}
@@ -281,10 +282,33 @@ def report() -> dict:
     return result
 
 
+def small_model_stages(table: dict, default: str) -> dict:
+    """Per configuration routing stages to the 0.5B, per question set it ran on: its p50 and right
+    answers beside the default configuration's on the same questions."""
+    return {
+        config: {
+            "stages": list(stages),
+            **{
+                question_set: {
+                    "p50_s": table[(question_set, config)]["p50_s"],
+                    "right": table[(question_set, config)]["right"],
+                    "default_p50_s": table[(question_set, default)]["p50_s"],
+                    "default_right": table[(question_set, default)]["right"],
+                    "questions": table[(question_set, config)]["questions"],
+                }
+                for question_set in ("sample", "tatqa")
+                if (question_set, config) in table and (question_set, default) in table
+            },
+        }
+        for config, stages in SMALL_FOR.items()
+        if any((question_set, config) in table for question_set in ("sample", "tatqa"))
+    }
+
+
 def markdown(result: dict) -> str:
     ours = result["ours"]
     lines = [
-        "# Latency: lakeplanner lever by lever vs top-k RAG (same model, same machine, one run)",
+        "# Latency: lakeplanner lever by lever vs top-k RAG (same model, same machine, same commit)",
         "",
         f"Commit {result['commit']}, {result['date']}; Qwen2.5-Coder-1.5B Q4_K_M on 2 CPU cores; each question asked "
         "by every configuration in turn, serially, plan cache off. Produced by `python benchmarks/latency.py`.",
@@ -317,6 +341,21 @@ def markdown(result: dict) -> str:
             *[
                 f"| {p} | {f['calls_per_question']} | {f['seconds_per_question']} | {f['generated_tokens_per_call']} |"
                 for p, f in by_purpose.items()
+            ],
+            "",
+        ]
+    if small := result.get("small_model_stages"):
+        lines += [
+            f"Lever 4, the 0.5B for one stage ({ours} otherwise; same questions, same run):",
+            "",
+            f"| configuration | stages on the 0.5B | questions | p50 s | right | {ours} p50 s | {ours} right |",
+            "|---|---|---|---:|---:|---:|---:|",
+            *[
+                f"| {config} | {', '.join(f['stages'])} | {question_set} ({g['questions']}) | {g['p50_s']} | "
+                f"{g['right']} | {g['default_p50_s']} | {g['default_right']} |"
+                for config, f in small.items()
+                for question_set, g in f.items()
+                if question_set != "stages"
             ],
             "",
         ]
