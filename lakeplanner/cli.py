@@ -104,6 +104,15 @@ def ingest(
             "the LLM comes from LAKEPLANNER_LLM_* / lakeplanner.toml.",
         ),
     ] = False,
+    prepare: Annotated[
+        bool,
+        typer.Option(
+            "--prepare/--no-prepare",
+            help="Evaluate the planner's fixed prompt for this lake (its instructions and schema) now and keep "
+            "its state on disk, so the first question does not wait for it (local model; about half a minute "
+            "on 2 cores, nothing when already kept or with an endpoint).",
+        ),
+    ] = True,
     as_json: JsonOption = False,
 ) -> None:
     """Ingest files into a lake: tables -> Iceberg, documents -> Milvus chunks, structure -> schema.yaml.
@@ -137,6 +146,15 @@ def ingest(
             progress.update(task, description=description, completed=done, total=total)
 
         report = target.ingest(root, exclusions=exclude, progress=on_progress, discover=discover)
+        if prepare and report.ingested:
+            from lakeplanner.llm import get_llm
+            from lakeplanner.plan.generate import prepare_planning
+
+            progress.update(task, description="preparing the planner's prompt", completed=0, total=None)
+            try:
+                prepare_planning(get_llm(), target.contract)
+            except LakeplannerError as e:  # the lake is ingested; only the first question's head start is lost
+                err.print(f"[yellow]warning:[/] the planner's prompt was not prepared: {e.message}")
     if as_json:
         console.print_json(report.model_dump_json())
     else:

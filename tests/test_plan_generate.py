@@ -10,7 +10,14 @@ from lakeplanner.contract.models import Contract, FieldEntry, FieldType, SourceK
 from lakeplanner.llm import LLM
 from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.plan.cache import Context
-from lakeplanner.plan.generate import Pruner, contract_prompt, plan_messages
+from lakeplanner.plan.generate import (
+    MAX_TABLES,
+    Pruner,
+    contract_prompt,
+    plan_messages,
+    planner_prefix,
+    prepare_planning,
+)
 from lakeplanner.plan.planner import Planner
 
 TWO_HOP = {
@@ -215,3 +222,20 @@ def test_a_question_about_rows_a_named_document_cites_is_planned_without_the_llm
         "What is the capacity of truck TRK-101?"
     )
     assert unnamed.findings  # no document named: the draft decides, and this one is garbage
+
+
+@pytest.mark.parametrize("tables", [3, 40])
+def test_the_prepared_planner_prefix_starts_every_planning_prompt_of_the_lake(tables):
+    contract = big_contract(tables)
+    prefix = planner_prefix(contract)[0]
+    for question in ("Which carrier has the tracking number 123?", "How many regions are there?"):
+        prompt = plan_messages(question, contract, Pruner(contract).select(question))[0]
+        assert prompt.content.startswith(prefix.content)
+        # a few tables are shown whole: the schema is prepared too; many: the instructions only
+        assert (prompt.content == prefix.content) is (tables <= MAX_TABLES)
+        assert prompt.content[: prompt.cache_points[0]] == prefix.content[: prompt.cache_points[0]]
+
+
+def test_preparing_the_planner_with_a_backend_that_keeps_no_states_does_nothing(sample_lake):
+    lake, _ = sample_lake
+    assert prepare_planning(LLM(FakeBackend()), lake.contract) == 0

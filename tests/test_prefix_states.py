@@ -114,3 +114,24 @@ def test_a_later_process_restores_the_prefixes_an_earlier_one_kept(tmp_path):
     assert [c.usage.prompt_tokens_evaluated for c in cold] == [c.usage.prompt_tokens for c in cold]
     assert all(c.usage.prompt_tokens_evaluated < 30 for c in warm)
     assert [c.text for c in warm] == [c.text for c in asked(0, None, CALLS[2:4])]
+
+
+@pytest.mark.real_model
+def test_a_prepared_prefix_leaves_the_first_call_of_a_later_process_its_question_only(tmp_path):
+    from lakeplanner.llm.local import LocalBackend
+
+    settings = LLMSettings(backend="local", model="small", prefix_cache_mb=256, prefix_states_dir=tmp_path)
+    prefix = [system(*CALLS[0][0])]
+    first = LocalBackend(settings)
+    try:
+        assert first.prepare(prefix) > 100
+        assert first.prepare(prefix) == 0  # kept already
+    finally:
+        first.close()
+    later = LLM(LocalBackend(settings), settings)  # a new process, same directory
+    try:
+        call = later.complete([*prefix, user(CALLS[0][1])], max_tokens=12)
+    finally:
+        later.close()
+    assert call.usage.prompt_tokens_evaluated < 30
+    assert call.text == asked(0, None, CALLS[:1])[0].text  # the same answer as a cold call's

@@ -114,6 +114,11 @@ class Backend(ABC):
     def generate(self, messages: Sequence[Message], *, schema: dict[str, Any] | None, max_tokens: int) -> RawCompletion:
         """Raises LLMUnavailableError when the model or endpoint cannot answer."""
 
+    def prepare(self, messages: Sequence[Message]) -> int:
+        """Evaluate and keep the fixed prefixes of `messages`' system message, as a call starting with
+        it would (a backend that keeps no prefix states has nothing to do); returns the tokens evaluated."""
+        return 0
+
     def close(self) -> None:
         return None
 
@@ -182,6 +187,10 @@ class LLM:
     def for_purpose(self, purpose: str) -> LLM:
         """The LLM that answers calls of `purpose` (LLMSettings.routes); this one unless routed."""
         return self
+
+    def prepare(self, messages: Sequence[Message]) -> int:
+        """Backend.prepare: the first call that starts with these messages' system prompt finds it evaluated."""
+        return self.backend.prepare(messages)
 
     def complete(
         self, messages: Sequence[Message], output: type[T] | None = None, *, max_tokens: int | None = None

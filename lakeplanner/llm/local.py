@@ -29,7 +29,7 @@ except ImportError:  # the [llm] extra is optional; LocalBackend says how to ins
     Llama = None
 
 from lakeplanner.errors import LLMUnavailableError, MissingDependencyError
-from lakeplanner.llm.base import Backend, Message, RawCompletion, register_backend
+from lakeplanner.llm.base import Backend, Message, RawCompletion, register_backend, user
 from lakeplanner.llm.prefix_states import PrefixStates, Snapshot, shared_length, state_directory
 from lakeplanner.llm.settings import LLMSettings
 from lakeplanner.llm.weights import MODELS, default_cache_dir, model_path
@@ -170,6 +170,13 @@ class LocalBackend(Backend):
             completion_tokens=usage["completion_tokens"],
             evaluated_tokens=evaluated,
         )
+
+    def prepare(self, messages: Sequence[Message]) -> int:
+        if self.states is None:
+            return 0
+        chat = self.formatter(messages=[m.model_dump() for m in [*messages, user("")]])
+        prompt = self.tokenize(chat.prompt)
+        return self.evaluate_checkpoints(prompt, self.checkpoints(messages, chat.prompt, prompt))
 
     def tokenize(self, text: str) -> list[int]:
         """As create_completion tokenizes a prompt string."""

@@ -186,6 +186,22 @@ def plan_messages(
     return messages
 
 
+def planner_prefix(contract: Contract) -> list[Message]:
+    """The system prompt every planning call on this lake starts with, as far as no question decides it:
+    the instructions and examples, and the schema too when the lake has few enough tables to be shown
+    whole (a larger lake's schema slice depends on the question)."""
+    tables = Pruner(contract).tables()
+    if len(tables) <= MAX_TABLES:
+        return plan_messages("", contract, tables)[:1]
+    return [system(f"{INSTRUCTIONS}\n\n{MIXED_EXAMPLES}\n\n")]
+
+
+def prepare_planning(llm: LLM, contract: Contract) -> int:
+    """Evaluate the planner's fixed prompt for this lake now (and keep its state, on disk too), so that
+    the first question, in this process or a later one, does not wait for it; returns the tokens evaluated."""
+    return llm.for_purpose("plan").prepare(planner_prefix(contract))
+
+
 def to_plan(question: str, generated: GeneratedPlan) -> Plan:
     return Plan(
         question=question,

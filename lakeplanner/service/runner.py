@@ -18,6 +18,7 @@ from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.lake import Lake
 from lakeplanner.lineage.runs import RUNS, RunRecord, load_run
 from lakeplanner.llm.base import LLM
+from lakeplanner.plan.generate import prepare_planning
 from lakeplanner.plan.model import Plan
 from lakeplanner.plan.planner import Planner, PlanResult
 from lakeplanner.policy import Access, lake_policy
@@ -66,10 +67,11 @@ class Runner:
         self.problem: str | None = None
 
     def warm(self) -> None:
-        """Load the model and open the engines before the first question (readiness)."""
+        """Load the model, open the engines and evaluate the planner's fixed prompt before the first
+        question (readiness)."""
         try:
             with self.one_at_a_time:
-                self.executor.llm  # noqa: B018 - loads the model
+                prepare_planning(self.executor.llm, self.lake.contract)
                 self.lake.info()
             self.ready.set()
         except LakeplannerError as e:
