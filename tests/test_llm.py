@@ -237,3 +237,13 @@ def test_routes_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("LAKEPLANNER_LLM_ROUTES", '{"synthesize": "small"}')
     assert LLMSettings(backend="fake").routes == {"synthesize": "small"}
     assert get_llm(LLMSettings(backend="fake")).for_purpose("plan").model_name == "fake"
+
+
+def test_a_routed_llm_closes_each_backend_once(monkeypatch):
+    models_that_say_their_name(monkeypatch)
+    llm = get_llm(LLMSettings(backend="fake", model="large", routes={"hseq.select": "small", "plan": "large"}))
+    closed = []
+    for model in (llm, llm.for_purpose("hseq.select")):
+        model.backend.close = lambda name=model.model_name: closed.append(name)
+    llm.close()
+    assert sorted(closed) == ["large", "small"]

@@ -245,7 +245,8 @@ class RoutedLLM(LLM):
         return self.routes.get(purpose, self)
 
     def close(self) -> None:
-        for llm in {id(llm): llm for llm in self.routes.values()}.values():
+        others = {id(llm.backend): llm for llm in self.routes.values() if llm.backend is not self.backend}
+        for llm in others.values():
             llm.close()
         super().close()
 
