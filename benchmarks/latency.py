@@ -97,7 +97,7 @@ def models(configs: set[str]) -> dict[str, LLM]:
         small = LLM(LocalBackend(settings), settings)
         for name in routed:
             llms[name] = RoutedLLM(llms["prefix-states"], dict.fromkeys(SMALL_FOR[name], small))
-    return {name: llm for name in METHOD if name in configs for llm in [llms[name]]}
+    return {name: llms[name] for name in METHOD if name in configs}
 
 
 def done(at: str) -> set[tuple[str, str, str]]:
@@ -188,10 +188,10 @@ def demo_question() -> str:
 
 def in_a_new_process(env: dict[str, str], *args: str) -> str:
     cli = Path(sys.executable).with_name("lakeplanner")
-    done = subprocess.run([str(cli), *args], env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"lakeplanner {args[0]} failed: {done.stderr[-2000:]}")
-    return done.stdout
+    finished = subprocess.run([str(cli), *args], env=env, capture_output=True, text=True)
+    if finished.returncode != 0:
+        raise SystemExit(f"lakeplanner {args[0]} failed: {finished.stderr[-2000:]}")
+    return finished.stdout
 
 
 def time_the_demo() -> None:

@@ -133,9 +133,7 @@ class LocalBackend(Backend):
         )
 
     def generate(self, messages: Sequence[Message], *, schema: dict[str, Any] | None, max_tokens: int) -> RawCompletion:
-        chat = self.formatter(messages=[m.model_dump() for m in messages])
-        prompt = self.tokenize(chat.prompt)
-        evaluated = self.evaluate_checkpoints(prompt, self.checkpoints(messages, chat.prompt, prompt))
+        chat, prompt, evaluated = self.at_checkpoints(messages)
         live = shared_length(self.llama._input_ids, prompt)
         evaluated += len(prompt) - (live - 1 if live == len(prompt) else live)
         grammar = None
@@ -174,9 +172,15 @@ class LocalBackend(Backend):
     def prepare(self, messages: Sequence[Message]) -> int:
         if self.states is None:
             return 0
-        chat = self.formatter(messages=[m.model_dump() for m in [*messages, user("")]])
+        return self.at_checkpoints([*messages, user("")])[2]
+
+    def at_checkpoints(self, messages: Sequence[Message]):
+        """The chat prompt of `messages` and its tokens, the context brought to the prompt's last
+        checkpoint (a call and a preparation split a prompt alike, so their states match), and the
+        tokens that took evaluating."""
+        chat = self.formatter(messages=[m.model_dump() for m in messages])
         prompt = self.tokenize(chat.prompt)
-        return self.evaluate_checkpoints(prompt, self.checkpoints(messages, chat.prompt, prompt))
+        return chat, prompt, self.evaluate_checkpoints(prompt, self.checkpoints(messages, chat.prompt, prompt))
 
     def tokenize(self, text: str) -> list[int]:
         """As create_completion tokenizes a prompt string."""
