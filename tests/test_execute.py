@@ -496,6 +496,34 @@ def test_a_statement_whose_filtered_rows_exist_is_told_that_something_else_drops
     assert "SMB" not in feedback  # no other value of the column is listed
 
 
+def test_a_lookup_of_held_values_that_matches_nothing_is_not_rewritten(sample_lake):
+    """Both values are held but no customer pairs them: no such row is the answer, and asking the writer
+    again would cost a call for the same statement."""
+    lake, _ = sample_lake
+    lookup = "SELECT name FROM customers WHERE segment = 'Public' AND country = 'Canada'"
+    result, llm = customers_sql_node(lake, "names of public customers in Canada", lookup)
+    assert result.ok and result.rows == [] and len(llm.backend.calls) == 1
+
+
+def test_looks_up_held_values_only_for_equalities_on_one_table():
+    from lakeplanner.execute.sql import looks_up_held_values
+
+    categories = {"staff.full_name": ["Ann Lee", "Bo Chan"], "staff.role": ["driver", "clerk"]}
+
+    def looks_up(sql: str) -> bool:
+        return looks_up_held_values(parse_select(sql), categories)
+
+    assert looks_up("SELECT staff_id FROM staff WHERE full_name = 'Ann Lee' AND role IN ('driver') AND grade = 3")
+    assert looks_up("SELECT SUM(pay) FROM staff WHERE 'clerk' = role")
+    assert not looks_up("SELECT staff_id FROM staff WHERE role = 'pilot'")  # not held: the values are told
+    assert not looks_up("SELECT staff_id FROM staff WHERE grade = 3")  # no held string
+    assert not looks_up("SELECT staff_id FROM staff WHERE role = 'driver' AND hired < DATE '1900-01-01'")
+    assert not looks_up("SELECT staff_id FROM staff WHERE role = 'driver' OR role = 'clerk'")
+    joined = "SELECT s.staff_id FROM staff AS s JOIN trips AS t ON t.staff_id = s.staff_id WHERE s.role = 'driver'"
+    assert not looks_up(joined)
+    assert not looks_up("SELECT staff_id FROM staff WHERE role = 'driver' AND pay > (SELECT AVG(pay) FROM staff)")
+
+
 def test_held_filters_only_when_every_compared_string_is_held():
     categories = {"staff.full_name": ["Ann Lee", "Bo Chan"], "staff.role": ["driver", "clerk"]}
     held = parse_select("SELECT s.staff_id FROM staff AS s WHERE s.full_name = 'Ann Lee' AND s.role IN ('driver')")

