@@ -720,6 +720,10 @@ def test_a_row_asked_for_and_answered_with_its_documents_id_is_named_by_its_key(
     asked = read_question("Which shipment was damaged, and what did it weigh?")
     fixed = rows_for_documents(asked, draft, [report])
     assert fixed.answer == ["SHP-7", "1,250"] and fixed.sentence == "SHP-7 weighed 1,250 kg."
+    address = "documents_shipments/DOC-SHP-7"  # the evidence's address, as a small model may copy it
+    addressed = Draft(answer=[address], sentence=f"{address}.", sources=["R1"], abstain=False)
+    fixed = rows_for_documents(asked, addressed, [report])
+    assert fixed.answer == ["SHP-7"] and fixed.sentence == "SHP-7."
     documents = read_question("Which report tells of the damage?")
     assert rows_for_documents(documents, draft, [report]) == draft  # a report was asked for
 

@@ -586,22 +586,21 @@ def synthesize(
 
 def rows_for_documents(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Draft:
     """ "Which invoice ...?" answered with the id of the document about it ("DOC-INV-1010"): the key of
-    the row the document is linked to ("INV-1010"), in the answer and the sentence; rows were asked for."""
+    the row the document is linked to ("INV-1010"), in the answer and the sentence; rows were asked for.
+    The id may come as the evidence's address, its collection first ("documents_invoices/DOC-INV-1010")."""
     kind = frame.one or frame.entity
-    about = {
-        str(row["document_id"]): str(row["linked_key"])
-        for r in exposed
-        for row in r.rows
-        if kind
-        and row.get("document_id")
-        and row.get("linked_key")
-        and stem(row.get("linked_table") or "") == stem(kind)
-    }
-    named = [d for d in about if any(item.strip() == d for item in draft.answer)]
+    about: dict[str, str] = {}
+    for r in exposed:
+        for row in r.rows:
+            linked = stem(row.get("linked_table") or "") == stem(kind) if kind else False
+            if linked and row.get("document_id") and row.get("linked_key"):
+                document, key = str(row["document_id"]), str(row["linked_key"])
+                about[document] = about[f"{r.source}/{document}"] = key
+    named = {about[item.strip()] for item in draft.answer if item.strip() in about}
     if not named:
         return draft
     sentence = draft.sentence
-    for document in named:
+    for document in sorted((d for d in about if about[d] in named), key=len, reverse=True):  # addresses first
         sentence = re.sub(rf"(?<![\w-]){re.escape(document)}(?![\w-])", about[document], sentence)
     answer = [about.get(item.strip(), item) for item in draft.answer]
     return draft.model_copy(update={"answer": answer, "sentence": sentence})
