@@ -280,10 +280,9 @@ def time_by_purpose(records: list[dict], lakes: Path) -> dict:
     }
 
 
-def report() -> dict:
-    records = [json.loads(line) for line in RUNS.read_text().splitlines() if line.strip()]
-    latest = records[-1]["commit"]
-    records = [r for r in records if r["commit"] == latest]
+def run_table(records: list[dict]) -> dict[tuple[str, str], dict]:
+    """(question set, configuration) -> figures of one run's records, over the questions every
+    configuration of the run answered (a run may have stopped half way through one)."""
     unanswerable = {f"s{i}" for i, q in enumerate(sample_questions()) if not q.get("expect")}
     for r in records:  # records before the answer text was kept scored an abstention on these as wrong
         if r["set"] == "sample" and r["uid"] in unanswerable:
@@ -291,15 +290,21 @@ def report() -> dict:
     configs_of: dict[tuple[str, str], set[str]] = {}
     for r in records:
         configs_of.setdefault((r["set"], r["uid"]), set()).add(r["config"])
-    # only questions every configuration of the run answered (a run may have stopped half way through one)
     expected = {s: set().union(*(c for (s2, _), c in configs_of.items() if s2 == s)) for s, _ in configs_of}
     records = [r for r in records if configs_of[(r["set"], r["uid"])] == expected[r["set"]]]
-    table = {
+    return {
         (s, c): figures([r for r in records if r["set"] == s and r["config"] == c])
         for s in ("sample", "tatqa")
         for c in METHOD
         if any(r["set"] == s and r["config"] == c for r in records)
     }
+
+
+def report() -> dict:
+    every = [json.loads(line) for line in RUNS.read_text().splitlines() if line.strip()]
+    latest = every[-1]["commit"]
+    records = [r for r in every if r["commit"] == latest]
+    table = run_table(records)
     by_set = {f"{s}/{c}": v for (s, c), v in table.items()}
     result = {"commit": latest, "date": time.strftime("%Y-%m-%d"), "by_set": by_set}
     main = "tatqa" if ("tatqa", "rag") in table else "sample"
@@ -315,7 +320,8 @@ def report() -> dict:
         "generated_tokens_per_question": ours["generated_tokens_per_question"],
         "llm_calls_per_question": ours["llm_calls_per_question"],
         "sample_right": table[("sample", default)]["right"] if ("sample", default) in table else None,
-        "small_model_stages": small_model_stages(table, default),
+        **small_model_runs(every, default),
+        "earlier_runs": earlier_runs(every, latest),
         "demo": demo_figures(),
     }
     if main == "tatqa":
@@ -331,6 +337,31 @@ def report() -> dict:
     (HERE / "results" / "latency.md").write_text(markdown(result))
     print(markdown(result))
     return result
+
+
+def earlier_runs(records: list[dict], latest: str) -> list[dict]:
+    """p50 over RAG's of each earlier run on TAT-QA's questions (its default configuration then: what
+    each change bought, the questions each run got through)."""
+    runs = []
+    for at in dict.fromkeys(r["commit"] for r in records if r["commit"] != latest):
+        table = run_table([r for r in records if r["commit"] == at])
+        ours = next((c for c in (DEFAULT_CONFIG, "prefix-states") if ("tatqa", c) in table), None)
+        if ours and ("tatqa", "rag") in table:
+            f, rag = table[("tatqa", ours)], table[("tatqa", "rag")]
+            runs.append(
+                {"commit": at, "config": ours, "questions": f["questions"], "p50_s": f["p50_s"]}
+                | {"rag_p50_s": rag["p50_s"], "p50_over_rag": round(f["p50_s"] / rag["p50_s"], 2), "right": f["right"]}
+            )
+    return runs
+
+
+def small_model_runs(records: list[dict], default: str) -> dict:
+    """Lever 4 from the latest run that measured it (a later run may measure only the default and RAG)."""
+    small = [r["commit"] for r in records if r["config"] in SMALL_FOR]
+    if not small:
+        return {"small_model_stages": {}}
+    table = run_table([r for r in records if r["commit"] == small[-1]])
+    return {"small_model_stages": small_model_stages(table, default), "small_model_stages_commit": small[-1]}
 
 
 def small_model_stages(table: dict, default: str) -> dict:
@@ -356,6 +387,23 @@ def small_model_stages(table: dict, default: str) -> dict:
     }
 
 
+def earlier_lines(runs: list[dict]) -> list[str]:
+    if not runs:
+        return []
+    return [
+        "Earlier runs of this script (TAT-QA; each run's own RAG on the same questions):",
+        "",
+        "| commit | configuration | questions | p50 s | RAG p50 s | over RAG | right |",
+        "|---|---|---:|---:|---:|---:|---:|",
+        *[
+            f"| {r['commit']} | {r['config']} | {r['questions']} | {r['p50_s']} | {r['rag_p50_s']} | "
+            f"{r['p50_over_rag']} | {r['right']} |"
+            for r in runs
+        ],
+        "",
+    ]
+
+
 def markdown(result: dict) -> str:
     ours = result["ours"]
     lines = [
@@ -378,6 +426,7 @@ def markdown(result: dict) -> str:
         "",
         f"p50 of {ours} over RAG's ({result['measured_on']}): **{result['p50_over_rag']}** (target <= 1.2).",
         "",
+        *earlier_lines(result.get("earlier_runs", [])),
         f"Where a question's time goes now ({result['measured_on']}, {ours}, at the rates llm.md measured on "
         f"this machine): about {result['breakdown_s']['prompt_evaluation']} s evaluating prompt tokens and "
         f"{result['breakdown_s']['generation']} s generating; the rest is engines, embedding and reranking.",
@@ -416,7 +465,8 @@ def markdown(result: dict) -> str:
         ]
     if small := result.get("small_model_stages"):
         lines += [
-            f"Lever 4, the 0.5B for one stage ({ours} otherwise; same questions, same run):",
+            f"Lever 4, the 0.5B for one stage (commit {result['small_model_stages_commit']}; {ours} otherwise; "
+            "same questions, same run):",
             "",
             f"| configuration | stages on the 0.5B | questions | p50 s | right | {ours} p50 s | {ours} right |",
             "|---|---|---|---:|---:|---:|---:|",
