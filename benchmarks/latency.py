@@ -256,28 +256,64 @@ def traced_calls(lakes: Path, since: float) -> list[tuple[float, float, str, int
     return calls
 
 
-def time_by_purpose(records: list[dict], lakes: Path) -> dict:
-    """LLM calls, seconds and generated tokens per question by the call's purpose, over the asks of
-    `records` (each ask's calls are those its lake traced while it ran)."""
-    timed = [r for r in records if "started" in r]
+def calls_of_asks(records: list[dict], lakes: Path) -> dict[int, list[tuple[float, str, int]]]:
+    """Per ask of `records` (by its index), the (seconds, purpose, generated tokens) of each LLM call its
+    lake traced while it ran."""
+    timed = [(i, r) for i, r in enumerate(records) if "started" in r]
     if not timed:
         return {}
-    calls = traced_calls(lakes, min(r["started"] for r in timed))
+    calls = traced_calls(lakes, min(r["started"] for _, r in timed))
+    return {
+        i: [
+            (seconds, purpose, generated)
+            for start, seconds, purpose, generated in calls
+            if r["started"] <= start <= r["started"] + r["seconds"]
+        ]
+        for i, r in timed
+    }
+
+
+def time_by_purpose(records: list[dict], calls_of: dict[int, list[tuple[float, str, int]]]) -> dict:
+    """LLM calls, seconds and generated tokens per question by the call's purpose, and the p50 the asks
+    would have had if that purpose's calls had cost nothing (which calls stand between the median and a
+    target)."""
+    if not calls_of:
+        return {}
     totals: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0])
-    for r in timed:
-        for start, seconds, purpose, generated in calls:
-            if r["started"] <= start <= r["started"] + r["seconds"]:
-                total = totals[purpose]
-                total[0], total[1], total[2] = total[0] + 1, total[1] + seconds, total[2] + generated
-    n = len(timed)
+    spent: dict[str, list[float]] = defaultdict(lambda: [0.0] * len(records))
+    for i, calls in calls_of.items():
+        for seconds, purpose, generated in calls:
+            total = totals[purpose]
+            total[0], total[1], total[2] = total[0] + 1, total[1] + seconds, total[2] + generated
+            spent[purpose][i] += seconds
+    n = len(calls_of)
     return {
         purpose: {
             "calls_per_question": round(count / n, 2),
             "seconds_per_question": round(seconds / n, 1),
             "generated_tokens_per_call": round(generated / count),
+            "p50_s_without": round(
+                statistics.median(r["seconds"] - spent[purpose][i] for i, r in enumerate(records)), 1
+            ),
         }
         for purpose, (count, seconds, generated) in sorted(totals.items(), key=lambda kv: -kv[1][1])
     }
+
+
+def p50_by_calls(records: list[dict]) -> list[dict]:
+    """Asks grouped by how many LLM calls they made: the median falls where the groups meet."""
+    groups: dict[int, list[dict]] = defaultdict(list)
+    for r in records:
+        groups[r["llm_calls"]].append(r)
+    return [
+        {
+            "llm_calls": calls,
+            "questions": len(group),
+            "p50_s": round(statistics.median(r["seconds"] for r in group), 1),
+            "right": sum(bool(r["right"]) for r in group),
+        }
+        for calls, group in sorted(groups.items())
+    ]
 
 
 def run_table(records: list[dict]) -> dict[tuple[str, str], dict]:
@@ -327,7 +363,8 @@ def report() -> dict:
     if main == "tatqa":
         result |= {"em": ours["right"] / ours["questions"], "rag_em": rag["right"] / rag["questions"]}
         asked = [r for r in records if r["set"] == "tatqa" and r["config"] == default]
-        result["llm_time_by_purpose"] = time_by_purpose(asked, WORK / "tatqa")
+        result["llm_time_by_purpose"] = time_by_purpose(asked, calls_of_asks(asked, WORK / "tatqa"))
+        result["p50_by_llm_calls"] = p50_by_calls(asked)
     speed = json.loads((HERE / "results" / "llm.json").read_text())["speed"]  # this machine's measured rates
     result["breakdown_s"] = {
         "prompt_evaluation": round(ours["prompt_tokens_evaluated_per_question"] / speed["prompt_tok_per_s"], 1),
@@ -436,12 +473,23 @@ def markdown(result: dict) -> str:
         lines += [
             f"LLM calls by purpose ({result['measured_on']}, {ours}; read from the lakes' traces):",
             "",
-            "| purpose | calls per question | seconds per question | generated tokens per call |",
-            "|---|---:|---:|---:|",
+            "| purpose | calls per question | seconds per question | generated tokens per call | p50 s if free |",
+            "|---|---:|---:|---:|---:|",
             *[
-                f"| {p} | {f['calls_per_question']} | {f['seconds_per_question']} | {f['generated_tokens_per_call']} |"
+                f"| {p} | {f['calls_per_question']} | {f['seconds_per_question']} | {f['generated_tokens_per_call']} "
+                f"| {f['p50_s_without']} |"
                 for p, f in by_purpose.items()
             ],
+            "",
+        ]
+    if by_calls := result.get("p50_by_llm_calls"):
+        lines += [
+            f"Asks by their number of LLM calls ({result['measured_on']}, {ours}; the median falls where the groups "
+            f"meet, RAG's p50 is {result['rag_p50_s']} s):",
+            "",
+            "| LLM calls | questions | p50 s | right |",
+            "|---:|---:|---:|---:|",
+            *[f"| {g['llm_calls']} | {g['questions']} | {g['p50_s']} | {g['right']} |" for g in by_calls],
             "",
         ]
     if demo := result.get("demo"):
