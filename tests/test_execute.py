@@ -481,6 +481,8 @@ def test_a_statement_that_matches_nothing_is_rewritten_with_the_category_values(
     values = [line for line in first_prompt.splitlines() if line.startswith("customers.")]
     assert values == ["customers.segment: Enterprise"]  # only the value the sub-question names
     assert "matched nothing" in llm.backend.calls[1][0][-1].content
+    told = [s.attributes.get("lakeplanner.llm.because") for s in result.steps if s.name.startswith("chat ")]
+    assert told[0] is None and "matched nothing" in told[1]  # the trace says what the retry was told
 
 
 def test_a_statement_whose_filtered_rows_exist_is_told_that_something_else_drops_them(sample_lake):

@@ -419,10 +419,13 @@ def test_an_unsupported_answer_is_repaired_once_with_the_reason():
         {"answer": "", "sentence": "3% of the total.", "calculation": "12 / 400 * 100", "sources": ["R1", "R2"]},
     )
     question = "What percentage of the total unrealized gain is from U.S. government obligations?"
-    answer = synthesize(question, [share], llm, Recorder())
+    recorder = Recorder()
+    answer = synthesize(question, [share], llm, recorder)
     assert answer.value == "3" and "12 / 400 * 100" in answer.text and answer.confidence == 1.0
     first, repair = (call[0] for call in llm.backend.calls)
     assert repair[: len(first)] == first and "'10.5%' is not supported" in repair[-1].content
+    told = [s.attributes.get("lakeplanner.llm.because") for s in recorder.steps]
+    assert told[0] is None and "'10.5%' is not supported" in told[1]  # the trace says why it was repaired
 
 
 def test_an_unsupported_share_of_two_named_rows_is_computed_without_a_repair():

@@ -241,7 +241,13 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
             shown = sqlnode.examples_chars(contract, tables) + told
             shown += sqlnode.values_chars(named) + sqlnode.values_chars(lost)
             sql = recorder.complete(
-                services.llm, "sql.write", messages, sqlnode.SqlDraft, max_tokens=300, data_chars=shown
+                services.llm,
+                "sql.write",
+                messages,
+                sqlnode.SqlDraft,
+                max_tokens=300,
+                data_chars=shown,
+                because=feedback or "",
             ).value.sql
         tries = attempt + 1
         sql, edits = _fix_names(node, sql, schema)

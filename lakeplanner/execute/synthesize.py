@@ -557,7 +557,7 @@ def synthesize(
         outcome = settle(frame, by_code, exposed, code)
         if outcome.c_ground > 0.0:
             return settled_answer(answer, outcome, frame, results, exposed, index, started)
-    messages = synthesis_messages(question, block)
+    messages, failure = synthesis_messages(question, block), ""
     for attempt in range(SYNTHESIS_ATTEMPTS):
         try:
             draft: Draft = recorder.complete(
@@ -567,6 +567,7 @@ def synthesize(
                 Draft,
                 max_tokens=260,
                 data_chars=len(block),
+                because=failure,
             ).value
         except LakeplannerError as e:
             value = fallback_value(exposed, frame)
@@ -576,7 +577,8 @@ def synthesize(
         outcome = settle(frame, draft, exposed, code)
         if outcome.c_ground > 0.0 or not outcome.repairable:
             break
-        messages = [*messages, assistant(draft.model_dump_json()), user(repair_request(outcome.failure))]
+        failure = outcome.failure
+        messages = [*messages, assistant(draft.model_dump_json()), user(repair_request(failure))]
     if outcome.c_ground == 0.0 and (defined := defined_span(frame, exposed)) is not None:
         outcome = definition(question, outcome.draft, defined, index, exposed)
     if outcome.c_ground == 0.0:

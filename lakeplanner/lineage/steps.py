@@ -28,6 +28,9 @@ class Step(BaseModel):
     error: str | None = None
 
 
+BECAUSE, BECAUSE_CHARS = "lakeplanner.llm.because", 300
+
+
 class Recorder:
     def __init__(self) -> None:
         self.steps: list[Step] = []
@@ -45,9 +48,16 @@ class Recorder:
             record.end_ns = time.time_ns()
 
     def llm_call(
-        self, purpose: str, completion: Completion, started_ns: int, data_chars: int = 0, provider: str = "unknown"
+        self,
+        purpose: str,
+        completion: Completion,
+        started_ns: int,
+        data_chars: int = 0,
+        provider: str = "unknown",
+        because: str = "",
     ) -> None:
-        """A finished LLM call, with the GenAI semantic-convention attributes."""
+        """A finished LLM call, with the GenAI semantic-convention attributes; `because`: what a retry
+        was told (the failure of the previous attempt)."""
         usage = completion.usage
         self.steps.append(
             Step(
@@ -59,6 +69,7 @@ class Recorder:
                     "lakeplanner.llm.purpose": purpose,
                     "lakeplanner.llm.attempts": completion.attempts,
                     "lakeplanner.llm.data_chars": data_chars,
+                    **({BECAUSE: because[:BECAUSE_CHARS]} if because else {}),
                 },
             )
         )
@@ -71,9 +82,10 @@ class Recorder:
         output: type[T] | None = None,
         max_tokens: int = 400,
         data_chars: int = 0,
+        because: str = "",
     ) -> Completion[T]:
         """llm.complete, recorded as a step (also when it fails); `data_chars` counts the characters
-        of lake data (cells, examples, passages) the prompt shows."""
+        of lake data (cells, examples, passages) the prompt shows; `because` is what a retry was told."""
         started = time.time_ns()
         llm = llm.for_purpose(purpose)
         try:
@@ -92,7 +104,7 @@ class Recorder:
                 )
             )
             raise
-        self.llm_call(purpose, done, started, data_chars, llm.backend.provider)
+        self.llm_call(purpose, done, started, data_chars, llm.backend.provider, because)
         return done
 
 
