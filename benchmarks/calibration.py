@@ -35,9 +35,16 @@ SIGNALS = {
 
 
 def records(dataset: str) -> list[dict]:
-    """The dataset's lakeplanner records, of its run and of a partial rerun kept beside it (runs/partial)."""
+    """The dataset's lakeplanner records, of its run and of a partial rerun kept beside it (runs/partial),
+    one per question: the rerun's where it got that far."""
     paths = [RUNS / f"{dataset}-lakeplanner.jsonl", RUNS / "partial" / f"{dataset}-lakeplanner.jsonl"]
-    return [json.loads(line) for path in paths if path.exists() for line in path.read_text().splitlines() if line]
+    latest = {}
+    for path in paths:
+        for line in path.read_text().splitlines() if path.exists() else []:
+            if line:
+                record = json.loads(line)
+                latest[record["uid"]] = record
+    return list(latest.values())
 
 
 def lakes_of(dataset: str) -> dict[str, Path]:
