@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, create_model
 
 from lakeplanner.errors import LLMOutputError
-from lakeplanner.execute.results import Evidence, canonical
+from lakeplanner.execute.results import Evidence, canonical, document_address
 from lakeplanner.ingest.segments import content_hash
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, clipped, system, user
@@ -50,7 +50,7 @@ class Segment:
     hash: str = ""
 
     def uri(self) -> str:
-        return f"{self.source}/{self.container}"
+        return document_address(self.source, self.container)
 
     def evidence(self) -> Evidence:
         if self.level == "row":

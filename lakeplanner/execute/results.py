@@ -11,6 +11,11 @@ from lakeplanner.lineage.steps import Step, Usage
 from lakeplanner.plan.model import PlanNode
 
 
+def document_address(source: str, document_id: str) -> str:
+    """Where evidence from a document says it lies: its collection, then its id."""
+    return f"{source}/{document_id}"
+
+
 class Evidence(BaseModel):
     """One item of the canonical evidence package (seed 001 App. 9.3.5): deterministic id from uri and
     offsets; text spans carry [start, end) character offsets, rows carry their key."""

@@ -33,7 +33,7 @@ from lakeplanner.execute.arithmetic import (
 from lakeplanner.execute.compare import Comparison, compared
 from lakeplanner.execute.definitions import defined_span
 from lakeplanner.execute.readonly import parse_select
-from lakeplanner.execute.results import Answer, Citation, NodeResult
+from lakeplanner.execute.results import Answer, Citation, NodeResult, document_address
 from lakeplanner.execute.sql import is_aggregate
 from lakeplanner.ingest.segments import SEGMENTS_TABLE, SENTENCE_END
 from lakeplanner.lineage.steps import Recorder
@@ -597,7 +597,7 @@ def rows_for_documents(frame: QuestionFrame, draft: Draft, exposed: list[NodeRes
             linked = stem(row.get("linked_table") or "") == stem(kind) if kind else False
             if linked and row.get("document_id") and row.get("linked_key"):
                 document, key = str(row["document_id"]), str(row["linked_key"])
-                about[document] = about[f"{r.source}/{document}"] = key
+                about[document] = about[document_address(r.source, document)] = key
     named = {about[item.strip()] for item in draft.answer if item.strip() in about}
     if not named:
         return draft
