@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 import yaml
@@ -27,6 +28,9 @@ from rich.tree import Tree
 from lakeplanner.errors import LakeplannerError
 from lakeplanner.lake import Lake, sample_lake_path
 
+if TYPE_CHECKING:
+    from lakeplanner.plan.extension import Term
+
 app = typer.Typer(
     help="Answer questions over hybrid data lakes (Iceberg tables + Milvus documents) with citations.\n\n"
     "Start with:  lakeplanner ingest --sample --lake ./lake   then   "
@@ -35,7 +39,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 lake_app = typer.Typer(help="Inspect a lake: tables, collections, keys and links.", no_args_is_help=True)
-schema_app = typer.Typer(help="Show or validate the lake's schema contract (schema.yaml).", no_args_is_help=True)
+schema_app = typer.Typer(
+    help="Show, validate or extend the lake's schema contract (schema.yaml).\n\n"
+    'Find the terms a question needs that the contract lacks:  lakeplanner schema gaps "QUESTION"   '
+    'then add one for good:  lakeplanner schema extend --term TERM --description "what it means"',
+    no_args_is_help=True,
+)
 app.add_typer(lake_app, name="lake")
 app.add_typer(schema_app, name="schema")
 console = Console()
@@ -270,6 +279,14 @@ def ask(
         str | None,
         typer.Option("--api-key", help="API key or bearer token for --server.", envvar="LAKEPLANNER_API_KEY"),
     ] = None,
+    extend: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--extend",
+            help="TERM=DESCRIPTION: add a term to the contract for this question only (repeatable); "
+            "`schema gaps` lists the terms it lacks, `schema extend` adds one for good.",
+        ),
+    ] = None,
 ) -> None:
     """Answer a question with citations to rows (table, snapshot, key) and document spans, or abstain.
 
@@ -279,11 +296,19 @@ def ask(
     With --server the same happens in a running service, under the role your key grants.
     """
     if server:
+        if extend:
+            fail(
+                LakeplannerError(
+                    "--extend works on a lake folder, not with --server",
+                    hint="ask without --server, or add the term for good: POST /v1/schema/extensions",
+                )
+            )
         ask_server(question, server, api_key, None if role == "default" else role, no_cache, as_json)
         return
     from lakeplanner.execute.settings import ExecSettings
     from lakeplanner.plan.cache import Context
 
+    terms = scoped_terms(extend or [])
     settings = ExecSettings(mode="serial") if serial else ExecSettings()
 
     def on_result(result) -> None:
@@ -291,7 +316,7 @@ def ask(
             console.print(f"[dim]{result.label} ({result.tool} on {result.source}) done:[/] {partial_text(result)}")
 
     status = err.status(f"answering ({settings.mode}) ...", spinner="dots") if not as_json else nullcontext()
-    with opened(lake) as target, status:
+    with opened(lake) as target, status, extended_for_the_question(target, terms):
         answer = target.ask(
             question, settings=settings, context=Context(role=role), use_cache=not no_cache, on_result=on_result
         )
@@ -301,6 +326,31 @@ def ask(
         print_answer(answer)
     if answer.abstained:
         raise typer.Exit(1)
+
+
+def scoped_terms(items: list[str]) -> list[Term]:
+    """`--extend TERM=DESCRIPTION` options as terms."""
+    from lakeplanner.plan.extension import Term
+
+    terms = []
+    for item in items:
+        name, _, description = (part.strip() for part in item.partition("="))
+        if not name or not description:
+            fail(
+                LakeplannerError(
+                    f"--extend {item!r} is not TERM=DESCRIPTION",
+                    hint='e.g. --extend TERM="what the term means"',
+                )
+            )
+        terms.append(Term(name=name, description=description))
+    return terms
+
+
+def extended_for_the_question(target: Lake, terms: list[Term]):
+    """The lake's contract with `terms` added inside the block, as before it after (`--extend`)."""
+    from lakeplanner.plan.extension import extension_of, query_scoped
+
+    return query_scoped(target, extension_of(target.contract, terms)) if terms else nullcontext()
 
 
 def ask_server(question: str, url: str, api_key: str | None, role: str | None, no_cache: bool, as_json: bool) -> None:
@@ -503,6 +553,154 @@ def schema_validate(lake: LakeOption = Path("lake")) -> None:
         err.print("[yellow]hint:[/] re-ingest the affected sources to rebuild their tables and contract entries")
         raise typer.Exit(1)
     console.print("[green]✓[/] schema.yaml is valid and matches the lake")
+
+
+@schema_app.command("gaps")
+def schema_gaps(
+    question: Annotated[str, typer.Argument(help="The question, in plain language.")],
+    lake: LakeOption = Path("lake"),
+    propose: Annotated[
+        bool,
+        typer.Option(
+            "--propose",
+            help="Also show the entity types the LLM would add for the missing terms, on fields of the "
+            "catalog only (nothing is saved; the LLM comes from LAKEPLANNER_LLM_* / lakeplanner.toml).",
+        ),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """List the terms of a question that the contract names nothing for (the sufficiency gate).
+
+    A term is a content word of the question; the contract names it when a source, a column, an
+    example value, an entity type or an attribute does. An answer whose asked attribute the contract
+    and the lake do not name is abstained. Add a term for one question with
+    `ask ... --extend TERM=DESCRIPTION`, or for good with `schema extend`. Exit code 1 when terms are missing.
+    """
+    from lakeplanner.plan.extension import sufficiency
+    from lakeplanner.service.schemas import SchemaGaps
+
+    with opened(lake) as target:
+        contract = target.contract
+        gate = sufficiency(question, contract)
+        proposed = proposed_extension(question, contract, gate.unresolved) if propose and gate.unresolved else None
+    gaps = SchemaGaps(question=question, sufficient=gate.sufficient, unresolved=gate.unresolved, proposed=proposed)
+    if as_json:
+        console.print_json(gaps.model_dump_json())
+    else:
+        print_gaps(gaps, contract)
+    if not gaps.sufficient:
+        raise typer.Exit(1)
+
+
+def proposed_extension(question: str, contract, unresolved: list[str]):
+    from lakeplanner.llm import get_llm
+    from lakeplanner.plan.extension import propose
+
+    return propose(get_llm(), question, contract, unresolved)
+
+
+def print_gaps(gaps, contract) -> None:
+    if gaps.sufficient:
+        console.print("[green]✓[/] the contract names every term of the question")
+        return
+    console.print(f"the contract names nothing for: [bold]{escape(', '.join(gaps.unresolved))}[/]")
+    term = gaps.unresolved[0]
+    console.print(
+        escape(f'for this question only:  lakeplanner ask "..." --extend {term}="what it means"'), highlight=False
+    )
+    console.print(
+        escape(f'for good:  lakeplanner schema extend --term {term} --description "what it means" [--field COLUMN]'),
+        highlight=False,
+    )
+    if gaps.proposed is not None:
+        additions = additions_of(gaps.proposed, contract)
+        console.print("the LLM would add (not saved): " + escape("; ".join(additions) or "nothing"))
+
+
+def additions_of(extension, contract) -> list[str]:
+    """An extension in words: each entity type with its attributes as source.field, each relationship."""
+    fields = {f.id: f"{f.source}.{f.column or f.path}" for f in contract.fields}
+    lines = []
+    for entity in extension.entities:
+        attributes = ", ".join(f"{a.name} = {fields.get(a.field_id, a.field_id)}" for a in entity.attributes)
+        lines.append(f"{entity.name} ({entity.source})" + (f": {attributes}" if attributes else ""))
+    lines += [f"{r.source_entity} {r.type} {r.target_entity}" for r in extension.relationships]
+    return lines
+
+
+@schema_app.command("extend")
+def schema_extend(
+    term: Annotated[str, typer.Option("--term", help="The term: one word, as `schema gaps` lists it.")],
+    description: Annotated[
+        str, typer.Option("--description", help="What the term means (kept in the contract and the version log).")
+    ],
+    source: Annotated[str | None, typer.Option("--source", help="The table or collection the term belongs to.")] = None,
+    field: Annotated[
+        str | None,
+        typer.Option(
+            "--field", help="The column (or JSON path) the term reads; --source is needed when several have it."
+        ),
+    ] = None,
+    entity: Annotated[
+        str | None,
+        typer.Option("--of", help="Add the term as an attribute of this existing entity type (needs --field)."),
+    ] = None,
+    by: Annotated[
+        str | None, typer.Option("--by", help="Who makes the change, for the version log (default: your login).")
+    ] = None,
+    lake: LakeOption = Path("lake"),
+    as_json: JsonOption = False,
+) -> None:
+    """Add a term to the contract for good: a new entity type, or (--of) an attribute of one.
+
+    The merge only adds: an entity type, attribute or description the contract holds never changes.
+    schema.yaml gets the next revision and the version log (`schema log`) who, when, why (the
+    description) and what. Then `schema gaps` no longer lists the term. For one question only, use
+    `ask ... --extend TERM=DESCRIPTION` instead.
+
+    lakeplanner schema extend --term TERM --description "what it means" --source TABLE --field COLUMN
+    """
+    from lakeplanner.plan.extension import Term, add_term
+
+    with opened(lake) as target:
+        version = add_term(
+            target,
+            Term(name=term, description=description, source=source, field=field, entity=entity),
+            by=by or getpass.getuser(),
+        )
+        contract = target.contract
+    if as_json:
+        console.print_json(json.dumps(version.model_dump(mode="json") if version else None))
+    elif version is None:
+        console.print(f"the contract already holds {term}; revision {contract.revision} unchanged")
+    else:
+        additions = escape("; ".join(additions_of(version.added, contract)))
+        console.print(f"[green]revision {version.revision}[/]: added {additions}")
+
+
+@schema_app.command("log")
+def schema_log(lake: LakeOption = Path("lake"), as_json: JsonOption = False) -> None:
+    """Print the contract's version log: every extension for good, oldest first.
+
+    Each version has its revision, time, author, reason and additions; `schema extend` writes it."""
+    from lakeplanner.plan.extension import version_log
+
+    with opened(lake) as target:
+        versions = version_log(target.path)
+        contract = target.contract
+    if as_json:
+        console.print_json(json.dumps([v.model_dump(mode="json") for v in versions]))
+        return
+    if not versions:
+        console.print(f"no extensions yet; contract revision {contract.revision}")
+        return
+    table = Table(title="schema versions")
+    for column in ("revision", "at", "by", "added", "reason"):
+        table.add_column(column)
+    for v in versions:
+        added = "\n".join(additions_of(v.added, contract))
+        table.add_row(str(v.revision), f"{v.at:%Y-%m-%d %H:%M}", escape(v.by), escape(added), escape(v.reason))
+    console.print(table)
 
 
 @app.command()

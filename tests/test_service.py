@@ -386,3 +386,79 @@ def test_a_lake_another_process_holds_is_a_423_that_says_which(tmp_path):
         assert "stop the other" in reply.json()["hint"]
     finally:
         holder.kill()
+
+
+STEWARDS = """
+roles:
+  analyst: {}
+  steward: {extend_schema: true}
+  narrow: {tables: [], collections: []}
+"""
+GAP = "Which warehouse shipped invoice INV-1010?"
+
+
+@pytest.fixture
+def stewarded(tmp_path):
+    """A lake of its own (extensions change its contract) served with a steward, an analyst and a
+    narrow role; the model proposes one entity type."""
+    import shutil
+
+    from lakeplanner import Lake, sample_lake_path
+    from lakeplanner.llm import LLM
+    from lakeplanner.llm.fake import FakeBackend
+
+    source = tmp_path / "src"
+    source.mkdir()
+    shutil.copy(sample_lake_path() / "invoices.json", source / "invoices.json")
+    lake = Lake.create(tmp_path / "lake")
+    lake.ingest(source)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(STEWARDS)
+    keys = json.dumps(
+        [
+            {"name": n, "sha256": key_hash(KEYS[n]), "roles": r}
+            for n, r in (("alice", ["analyst", "narrow"]), ("audrey", ["steward"]))
+        ]
+    )
+    proposal = {"entities": [{"name": "warehouse", "attributes": [{"name": "code", "field_id": "currency"}]}]}
+    llm = LLM(FakeBackend([json.dumps(proposal)]))
+    app = create_app(lake, ServeSettings(api_keys_json=keys, policy=policy), llm=llm, exec_settings=SERIAL, warm=False)
+    with TestClient(app) as client:
+        yield client
+    lake.close()
+
+
+def test_schema_gaps_name_the_missing_terms_and_what_the_model_would_add(stewarded):
+    gaps = stewarded.get("/v1/schema/gaps", params={"question": GAP}, headers=bearer("alice")).json()
+    assert gaps == {"question": GAP, "sufficient": False, "unresolved": ["warehouse", "shipped"], "proposed": None}
+    proposed = stewarded.get("/v1/schema/gaps", params={"question": GAP, "propose": True}, headers=bearer("alice"))
+    [entity] = proposed.json()["proposed"]["entities"]
+    assert entity["name"] == "Warehouse" and entity["attributes"][0]["name"] == "code"
+    narrow = stewarded.get("/v1/schema/gaps", params={"question": GAP, "role": "narrow"}, headers=bearer("alice"))
+    assert "invoice" in narrow.json()["unresolved"]  # the role reads no table: nothing names it
+    assert stewarded.get("/v1/schema/gaps", headers=bearer("alice")).status_code == 422
+    assert stewarded.get("/v1/schema/versions", headers=bearer("alice")).json()["items"] == []
+
+
+def test_extending_the_schema_for_good_needs_the_role_and_is_logged(stewarded):
+    term = {"name": "warehouse", "description": "where goods leave from", "field": "currency"}
+    denied = stewarded.post("/v1/schema/extensions", json=term, headers=bearer("alice"))
+    assert denied.status_code == 403 and "may not extend the schema" in denied.json()["error"]
+    assert "extend_schema" in denied.json()["hint"]
+    reply = stewarded.post("/v1/schema/extensions", json=term, headers=bearer("audrey"))
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["changed"] and body["revision"] == 2 and body["version"]["by"] == "audrey"
+    assert body["version"]["added"]["entities"][0]["name"] == "Warehouse"
+    again = stewarded.post("/v1/schema/extensions", json=term, headers=bearer("audrey")).json()
+    assert again == {"changed": False, "revision": 2, "version": None}
+    gaps = stewarded.get("/v1/schema/gaps", params={"question": GAP}, headers=bearer("alice")).json()
+    assert gaps["unresolved"] == ["shipped"]
+    versions = stewarded.get("/v1/schema/versions", headers=bearer("alice")).json()
+    assert versions["revision"] == 2 and [v["reason"] for v in versions["items"]] == ["where goods leave from"]
+    hidden = stewarded.get("/v1/schema/versions", params={"role": "narrow"}, headers=bearer("alice")).json()
+    assert hidden["items"] == []  # the version maps a table the role may not read
+    wrong = stewarded.post("/v1/schema/extensions", json={**term, "field": "nope"}, headers=bearer("audrey"))
+    assert wrong.status_code == 400 and "no source has a field 'nope'" in wrong.json()["error"]
+    extra = stewarded.post("/v1/schema/extensions", json={**term, "color": "red"}, headers=bearer("audrey"))
+    assert extra.status_code == 422

@@ -37,6 +37,7 @@ class RolePolicy(BaseModel):
     )
     replay: bool = Field(False, description="may re-run recorded answers")
     audit: bool = Field(False, description="may read every principal's traces and the audit dashboard")
+    extend_schema: bool = Field(False, description="may add terms to the schema contract for good")
 
     @field_validator("row_filters")
     @classmethod
@@ -94,6 +95,7 @@ class Policy(BaseModel):
             row_filters=filters,
             replay=rule.replay,
             audit=rule.audit,
+            extend_schema=rule.extend_schema,
         )
 
 
@@ -111,6 +113,7 @@ class Access(BaseModel):
     row_filters: dict[str, str] = {}  # table -> predicate, claims already bound
     replay: bool = True
     audit: bool = True
+    extend_schema: bool = True
 
     @property
     def restricted(self) -> bool:

@@ -1,7 +1,7 @@
 """The HTTP service: `create_app(lake)` is an ASGI app (FastAPI) over one lake, its model and its
 policy. JSON or Server-Sent Events answers, the validated plan, the lake as the caller's role sees it,
-traces and replay, health, readiness and Prometheus metrics. Errors are JSON bodies that say what
-to do, never tracebacks."""
+traces and replay, the schema contract's gaps, extensions and versions, health, readiness and
+Prometheus metrics. Errors are JSON bodies that say what to do, never tracebacks."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from anyio import to_thread
 from fastapi import Depends, FastAPI, Query, Request
@@ -37,8 +38,9 @@ from lakeplanner.lineage.replay import ReplayReport, replay
 from lakeplanner.lineage.runs import RunRecord, list_runs, load_run
 from lakeplanner.lineage.tracing import read_spans
 from lakeplanner.llm.base import LLM
+from lakeplanner.plan.extension import add_term, propose, sufficiency, version_log
 from lakeplanner.plan.planner import PlanResult
-from lakeplanner.policy import Access
+from lakeplanner.policy import Access, denied_sources
 from lakeplanner.service import audit
 from lakeplanner.service.auth import Authenticator, AuthError, Principal, credentials
 from lakeplanner.service.metrics import Metrics
@@ -47,14 +49,19 @@ from lakeplanner.service.schemas import (
     AskRequest,
     AskResponse,
     ErrorBody,
+    ExtensionRequest,
+    ExtensionResponse,
     PlanRequest,
     PlanResponse,
+    SchemaGaps,
+    SchemaVersions,
     TracePage,
     TraceSummary,
 )
 from lakeplanner.service.settings import ServeSettings
 
 log = logging.getLogger("lakeplanner.service")
+T = TypeVar("T")
 STATUS = {
     AuthError: 401,
     AccessDeniedError: 403,
@@ -227,10 +234,10 @@ def create_app(
         metrics.latency.labels(endpoint=endpoint).observe(time.perf_counter() - started)
         return response
 
-    def checked_question(body: AskRequest) -> None:
-        if len(body.question) > settings.max_question_chars:
+    def checked_question(question: str) -> None:
+        if len(question) > settings.max_question_chars:
             raise LakeplannerError(
-                f"the question has {len(body.question)} characters; the limit is {settings.max_question_chars}",
+                f"the question has {len(question)} characters; the limit is {settings.max_question_chars}",
                 hint="ask a shorter question (or raise LAKEPLANNER_SERVE_MAX_QUESTION_CHARS)",
             )
 
@@ -238,7 +245,7 @@ def create_app(
     async def ask(body: AskRequest, caller: Caller, request: Request):
         """Answer a question. With `Accept: text/event-stream` the work streams as Server-Sent Events:
         `plan`, one `result` per exposed step, `answer`, then `done` (or `error`)."""
-        checked_question(body)
+        checked_question(body.question)
         access = runner.access(caller, body.role)
         streamed = "text/event-stream" in request.headers.get("accept", "")
         if body.use_cache and (
@@ -311,7 +318,7 @@ def create_app(
     @app.post("/v1/plan", response_model=PlanResponse)
     async def plan(body: PlanRequest, caller: Caller):
         """The validated plan of a question, with the findings, DataOps edits and tables shown."""
-        checked_question(body)
+        checked_question(body.question)
         access = runner.access(caller, body.role)
         with runner.slot():
             result = await to_thread.run_sync(lambda: runner.plan(body.question, access, body.use_cache))
@@ -390,6 +397,60 @@ def create_app(
         return await replayed(trace_id)
 
     app.include_router(audit.router(runner, authenticator, list_traces, replayed))
+
+    def exclusively(work: Callable[[], T]) -> T:
+        """`work` between questions: no question sees the contract change under it."""
+        with runner.one_at_a_time:
+            return work()
+
+    @app.get("/v1/schema/gaps", response_model=SchemaGaps)
+    async def schema_gaps(
+        caller: Caller,
+        question: Annotated[str, Query(min_length=1, description="the question, in plain language")],
+        role: str | None = None,
+        propose_extension: Annotated[
+            bool, Query(alias="propose", description="also ask the model what it would add (not saved)")
+        ] = False,
+    ):
+        """The question's terms that the contract, as the caller's role sees it, names nothing for. Add one
+        for good with POST /v1/schema/extensions."""
+        checked_question(question)
+        contract = runner.lake.seen_by(runner.access(caller, role)).contract
+        gate = sufficiency(question, contract)
+        proposed = None
+        if propose_extension and gate.unresolved:
+            with runner.slot():
+                proposed = await to_thread.run_sync(
+                    lambda: exclusively(lambda: propose(runner.executor.llm, question, contract, gate.unresolved))
+                )
+        return SchemaGaps(question=question, sufficient=gate.sufficient, unresolved=gate.unresolved, proposed=proposed)
+
+    @app.post("/v1/schema/extensions", response_model=ExtensionResponse, responses={403: {"model": ErrorBody}})
+    async def extend_schema(body: ExtensionRequest, caller: Caller):
+        """Add a term to the contract for good (a role with `extend_schema`): a new entity type, or with
+        `entity` an attribute of one, mapped to `source`/`field` when given. Only additions: what the
+        contract holds never changes. The new revision is appended to the version log."""
+        access = runner.access(caller, body.role)
+        if not access.extend_schema:
+            raise AccessDeniedError(
+                f"role {access.role!r} may not extend the schema",
+                hint="ask as a role with extend_schema: true in the policy",
+            )
+        with runner.slot():
+            version = await to_thread.run_sync(
+                lambda: exclusively(lambda: add_term(runner.lake, body, by=access.principal, access=access))
+            )
+        return ExtensionResponse(changed=version is not None, revision=runner.lake.contract.revision, version=version)
+
+    @app.get("/v1/schema/versions", response_model=SchemaVersions)
+    async def schema_versions(caller: Caller, role: str | None = None):
+        """The contract's version log, oldest first: each extension for good with who, when, why and what.
+        Versions that name a source the caller's role may not read are left out."""
+        access = runner.access(caller, role)
+        contract = runner.lake.contract
+        denied = denied_sources(contract, access)
+        versions = await to_thread.run_sync(lambda: version_log(runner.lake.path))
+        return SchemaVersions(revision=contract.revision, items=[v for v in versions if not v.added.sources & denied])
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lakeplanner.execute.results import Citation
 from lakeplanner.lineage.steps import Usage
+from lakeplanner.plan.extension import Extension, SchemaVersion, Term
 from lakeplanner.plan.model import Plan
 
 
@@ -76,6 +77,32 @@ class TracePage(BaseModel):
     offset: int
     limit: int
     items: list[TraceSummary]
+
+
+class SchemaGaps(BaseModel):
+    question: str
+    sufficient: bool = Field(description="the contract names every term of the question")
+    unresolved: list[str] = Field(description="the terms it names nothing for")
+    proposed: Extension | None = Field(
+        None, description="with `propose`: what the model would add for this question only (not saved)"
+    )
+
+
+class ExtensionRequest(Term):
+    model_config = ConfigDict(extra="forbid")
+
+    role: str | None = Field(None, description="one of the caller's roles (default: its first)")
+
+
+class ExtensionResponse(BaseModel):
+    changed: bool = Field(description="false when the contract already held the term")
+    revision: int = Field(description="the contract's revision now")
+    version: SchemaVersion | None = Field(None, description="the version-log entry the change made")
+
+
+class SchemaVersions(BaseModel):
+    revision: int
+    items: list[SchemaVersion] = Field(description="oldest first")
 
 
 class ErrorBody(BaseModel):
