@@ -21,6 +21,7 @@ from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import cache_for
 from lakeplanner.plan.model import Plan, PlanNode
 from lakeplanner.plan.validate import LakeSchema, validate
+from lakeplanner.question import read_question
 
 ROOT = Path(__file__).resolve().parent.parent
 INVOICES = ["INV-1010", "INV-1042", "INV-1078", "INV-1101", "INV-1033", "INV-1120"]
@@ -439,7 +440,7 @@ def main() -> int:
         for _, values, phrasings, build in TEMPLATES:
             plan = build(values[0])
             assert validate(plan, schema) == [], (phrasings[0], validate(plan, schema))
-            cache.put(phrasings[0].format(v=values[0]), plan)
+            cache.put(read_question(phrasings[0].format(v=values[0])), plan)
         asked, kinds = [], {"exact": 0, "template": 0, "semantic": 0}
         hits_ms, misses_ms, hits, false_reuse, examples = [], [], 0, 0, []
         for tid, values, phrasings, build in TEMPLATES:
@@ -449,7 +450,7 @@ def main() -> int:
         asked += [(None, q, None) for q in NEAR_MISSES]
         for tid, question, expected in asked:
             started = time.perf_counter()
-            hit = cache.get(question)
+            hit = cache.get(read_question(question))
             elapsed = (time.perf_counter() - started) * 1000
             if hit is None:
                 misses_ms.append(elapsed)

@@ -25,6 +25,7 @@ from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import cache_for
 from lakeplanner.plan.model import Plan, PlanNode
 from lakeplanner.plan.validate import LakeSchema, validate
+from lakeplanner.question import read_question
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -196,10 +197,10 @@ def main() -> int:
         for shape, seed, reworded, values, build, near_miss in SHAPES:
             seed_plan = build(values[0])
             assert validate(seed_plan, schema) == [], (shape, validate(seed_plan, schema))
-            cache.put(seed.format(v=values[0]), seed_plan)
+            cache.put(read_question(seed.format(v=values[0])), seed_plan)
             for phrasing, value in zip(reworded, values[1:], strict=True):
                 question = phrasing.format(v=value)
-                hit = cache.get(question)
+                hit = cache.get(read_question(question))
                 rewordings += 1
                 if hit is not None and hit.plan == build(value):
                     hits += 1
@@ -211,7 +212,7 @@ def main() -> int:
                     log.append(f"miss: {question}")
             if near_miss is not None:
                 near_misses += 1
-                hit = cache.get(near_miss)
+                hit = cache.get(read_question(near_miss))
                 if hit is not None:
                     false_reuse += 1
                     log.append(f"FALSE REUSE (near miss): {near_miss} <- {hit.source_question}")

@@ -60,7 +60,7 @@ def main() -> None:
         planner.generator = recording_generator
         for q in questions:
             started = time.perf_counter()
-            result = planner.plan(q["question"])
+            result = planner.plan_question(q["question"])
             seconds = time.perf_counter() - started
             row = {
                 "question": q["question"],

@@ -222,7 +222,7 @@ def plan(
     from lakeplanner.plan.planner import Planner
 
     with opened(lake) as target:
-        result = Planner(target, context=Context(role=role), use_cache=not no_cache).plan(question)
+        result = Planner(target, context=Context(role=role), use_cache=not no_cache).plan_question(question)
     if as_json:
         console.print_json(result.model_dump_json())
     else:

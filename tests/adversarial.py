@@ -10,12 +10,12 @@ from typing import Any
 
 import duckdb
 import yaml
+from restores import framed
 
 from lakeplanner import Lake
 from lakeplanner.errors import SqlError
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.engines import get_engine
-from lakeplanner.execute.readonly import locked_duckdb, parse_select, read_only_select
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.execute.sql import checked
 from lakeplanner.lake import sample_lake_path
@@ -24,6 +24,7 @@ from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.plan.model import Plan, PlanNode
 from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.policy import Policy
+from lakeplanner.policy.readonly import locked_duckdb, parse_select, read_only_select
 
 CORPUS = Path(__file__).parent / "data" / "adversarial"
 SERIAL = ExecSettings(mode="serial")
@@ -121,7 +122,9 @@ def executed_outcome(case: dict, lake: Lake, tmp: Path) -> dict:
         answer_description="rows",
     )
     before = table_rows(lake)
-    [result] = Executor(lake, compromised_model(sql), SERIAL).run(Plan(question=case["question"], nodes=(node,)))
+    [result] = Executor(lake, compromised_model(sql), SERIAL).run(
+        framed(Plan(question=case["question"], nodes=(node,)))
+    )
     ran = ran_statements([result])
     return {
         "error": result.error or "",

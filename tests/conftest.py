@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -10,14 +11,6 @@ import pytest
 from lakeplanner import Lake, sample_lake_path
 
 DATA = Path(__file__).parent / "data"
-
-
-@pytest.fixture(autouse=True)
-def frames_read_afresh():
-    """A frame an LLM filled in one test is not read by the next."""
-    from lakeplanner.question.read import REMEMBERED
-
-    REMEMBERED.clear()
 
 
 @pytest.fixture(autouse=True)
@@ -72,13 +65,14 @@ def ray_local():
     ray = pytest.importorskip("ray")
     from lakeplanner.execute.engine import start_ray
 
-    tests = str(Path(__file__).parent)  # workers unpickle scripted LLMs, which refer to test modules
+    tests = Path(__file__).parent  # workers unpickle scripted LLMs, which refer to test modules
+    paths = f"{tests}{os.pathsep}{tests.parent}"  # by their own name, or as tests.* (the golden cassette)
     start_ray(
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
         configure_logging=False,
-        runtime_env={"env_vars": {"PYTHONPATH": tests}},
+        runtime_env={"env_vars": {"PYTHONPATH": paths}},
     )
     yield ray
     ray.shutdown()

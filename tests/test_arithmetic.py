@@ -13,7 +13,15 @@ def framed(question):
 
 
 def result(question, rows):
-    return NodeResult(label="$var_1", tool="sql", source="financials", question=question, rows=rows, exposed=True)
+    return NodeResult(
+        label="$var_1",
+        tool="sql",
+        source="financials",
+        question=question,
+        rows=rows,
+        exposed=True,
+        years=read_question(question).years,  # the step frame's years, as Plan.framed gives its node
+    )
 
 
 BY_YEAR = [result("other by year", [{"value": 44.1, "year": 2019}, {"value": 56.7, "year": 2018}])]

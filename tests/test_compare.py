@@ -48,7 +48,7 @@ def test_synthesis_decides_a_comparison_without_an_llm_call():
         read("$var_2", "neighborhood of the Esma Sultan Mansion", "Ortaköy"),
     ]
     question = "Are the Laleli Mosque and Esma Sultan Mansion located in the same neighborhood?"
-    answer = synthesize(question, results, LLM(backend), Recorder())
+    answer = synthesize(read_question(question), results, LLM(backend), Recorder())
     assert answer.value == "no" and "Ortaköy" in answer.text and "Laleli, Fatih" in answer.text
     assert {c.document_id for c in answer.citations} == {"$var_1", "$var_2"}
     assert backend.calls == []  # a model's "yes" would have been overruled: it is not asked

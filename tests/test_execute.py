@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from restores import framed
 
 from lakeplanner.execute.confidence import repaired
 from lakeplanner.execute.engine import Executor, start_ray
@@ -220,7 +221,9 @@ def test_a_subquery_that_finds_several_rows_is_named_with_what_to_do(sample_lake
 
 def test_a_failing_statement_is_rewritten_with_the_engine_error(sample_lake):
     lake, _ = sample_lake
-    plan = Plan(question="q", nodes=(node("$var_1", "sql", "customers", "count customers", should_expose_answer=True),))
+    plan = framed(
+        Plan(question="q", nodes=(node("$var_1", "sql", "customers", "count customers", should_expose_answer=True),))
+    )
     bad = {"sql": "SELECT no_such_function(name) AS n FROM customers"}
     good = {"sql": "SELECT count(*) AS n FROM customers"}
     llm = scripted(sql=[bad, good])
@@ -234,7 +237,9 @@ def test_a_failing_statement_is_rewritten_with_the_engine_error(sample_lake):
 
 def test_a_misspelled_column_is_fixed_without_asking_again(sample_lake):
     lake, _ = sample_lake
-    plan = Plan(question="q", nodes=(node("$var_1", "sql", "customers", "segments", should_expose_answer=True),))
+    plan = framed(
+        Plan(question="q", nodes=(node("$var_1", "sql", "customers", "segments", should_expose_answer=True),))
+    )
     llm = scripted(sql={"sql": "SELECT DISTINCT segmnt FROM customers"})
     [result] = Executor(lake, llm, SERIAL).run(plan)
     assert result.ok and {r["segment"] for r in result.rows} >= {"Enterprise", "SMB"}
@@ -317,7 +322,7 @@ def slow_sql(messages, schema):
 
 def test_a_node_past_its_timeout_is_cancelled_on_ray(sample_lake, ray_local):
     lake, _ = sample_lake
-    plan = Plan(question="q", nodes=(node("$var_1", "sql", "customers", "count", should_expose_answer=True),))
+    plan = framed(Plan(question="q", nodes=(node("$var_1", "sql", "customers", "count", should_expose_answer=True),)))
     executor = Executor(lake, LLM(FakeBackend(slow_sql)), ExecSettings(mode="ray", node_timeout_s=3))
     try:
         [result] = executor.run(plan)
@@ -413,11 +418,11 @@ def test_a_written_literal_filter_is_applied_and_one_milvus_cannot_express_is_re
     lake, _ = sample_lake
     llm = scripted(select=pick_first)
     only = node("$var_1", "vector", "documents_contracts", "payment terms", filter="document_id = 'CTR-C002'")
-    [found] = Executor(lake, llm, SERIAL).run(Plan(question="q", nodes=(only,)))
+    [found] = Executor(lake, llm, SERIAL).run(framed(Plan(question="q", nodes=(only,))))
     assert searched_filter(found) == 'document_id == "CTR-C002"'
     assert found.evidence and {e.meta["document_id"] for e in found.evidence} == {"CTR-C002"}
     unsupported = only.model_copy(update={"filter": "title IS NULL"})
-    [refused] = Executor(lake, llm, SERIAL).run(Plan(question="q", nodes=(unsupported,)))
+    [refused] = Executor(lake, llm, SERIAL).run(framed(Plan(question="q", nodes=(unsupported,))))
     assert refused.error == "Milvus filters cannot express 'title IS NULL'"
     assert "AND, OR, NOT" in refused.advice[0]
 
@@ -463,7 +468,9 @@ def test_only_referenced_columns_flow_and_a_bare_reference_takes_the_declared_re
 
 def customers_sql_node(lake, question: str, *written: str):
     """One exposed SQL node over customers whose statements the LLM writes in turn: (result, llm)."""
-    plan = Plan(question=question, nodes=(node("$var_1", "sql", "customers", question, should_expose_answer=True),))
+    plan = framed(
+        Plan(question=question, nodes=(node("$var_1", "sql", "customers", question, should_expose_answer=True),))
+    )
     llm = scripted(sql=[{"sql": sql} for sql in written])
     [result] = Executor(lake, llm, SERIAL).run(plan)
     return result, llm
@@ -575,7 +582,7 @@ def test_a_value_no_other_column_holds_is_left_for_the_llm(sample_lake):
 def test_a_step_that_lost_the_row_the_question_names_is_told_it(sample_lake):
     lake, _ = sample_lake
     step = node("$var_1", "sql", "customers", "count the customers", should_expose_answer=True)
-    plan = Plan(question="How many customers are in the Enterprise segment?", nodes=(step,))
+    plan = framed(Plan(question="How many customers are in the Enterprise segment?", nodes=(step,)))
     llm = scripted(sql=[{"sql": "SELECT count(*) AS n FROM customers WHERE segment = 'Enterprise'"}])
     [result] = Executor(lake, llm, SERIAL).run(plan)
     assert result.ok and result.rows[0]["n"] == 14
@@ -624,7 +631,7 @@ def test_a_search_narrowed_by_found_rows_that_finds_nothing_is_an_answer_not_a_m
 
     carrier = node("$var_1", "sql", "carriers", "carrier_code of the carrier operating truck TRK-111")
     agreement = node("$var_2", "vector", "documents_contracts", "liability cap in $var_1.carrier_code")
-    plan = Plan(question="q", nodes=(carrier, agreement))
+    plan = framed(Plan(question="q", nodes=(carrier, agreement)))
     vstl = NodeResult(label="$var_1", tool="sql", source="carriers", question="", rows=[{"carrier_code": "VSTL"}])
     empty = NodeResult(label="$var_2", tool="vector", source="documents_contracts", question="")
     assert narrowed_to_nothing(plan, [vstl, empty])
@@ -750,7 +757,7 @@ def test_the_end_of_a_long_paragraph_is_read_cited_and_replayed(tmp_path):
 
     only = node("$var_1", "vector", "documents", "interest on late payments", should_expose_answer=True)
     try:
-        [found] = Executor(lake, scripted(select=pick_interest), SERIAL).run(Plan(question="q", nodes=(only,)))
+        [found] = Executor(lake, scripted(select=pick_interest), SERIAL).run(framed(Plan(question="q", nodes=(only,))))
         [evidence] = [e for e in found.evidence if "9.5 percent" in e.snippet]
         assert evidence.level == "passage" and found.answer == "9.5 percent"
         text = (source / "terms.md").read_text()
@@ -963,14 +970,14 @@ def test_the_fallback_search_reads_the_collection_that_best_answers_the_question
     question = "How many days' notice does termination for convenience require under the contract?"
     collections = ["documents", "documents_contracts", "documents_invoices"]
     assert best_collection(lake, question, collections) == "documents_contracts"
-    plan = Plan(question=question, nodes=(node("$var_1", "sql", "customers", "notice period"),))
+    plan = framed(Plan(question=question, nodes=(node("$var_1", "sql", "customers", "notice period"),)))
     [search] = fallback_search(lake, plan, read_question(question)).nodes
     assert (search.label, search.tool, search.source) == ("$var_2", "vector", "documents_contracts")
     table_question = "Which customer signed up first?"  # its SQL failed: documents that name customers are no answer
-    plan = Plan(question=table_question, nodes=(node("$var_1", "sql", "customers", "first signup"),))
+    plan = framed(Plan(question=table_question, nodes=(node("$var_1", "sql", "customers", "first signup"),)))
     assert fallback_search(lake, plan, read_question(table_question)) is None
     unnamed = "Within how many days must a late fee be disputed?"  # no table, column or value of the lake
-    plan = Plan(question=unnamed, nodes=(node("$var_2", "sql", "customers", "dispute window"),))
+    plan = framed(Plan(question=unnamed, nodes=(node("$var_2", "sql", "customers", "dispute window"),)))
     [search] = fallback_search(lake, plan, read_question(unnamed)).nodes
     assert search.source in collections and search.label == "$var_3"  # a label no step has
 
@@ -1092,7 +1099,7 @@ def test_a_search_where_no_passage_is_relevant_is_also_run_where_one_is(sample_l
     lake, _ = sample_lake
     asked = "How many days' notice does termination for convenience require?"
     misrouted = node("$var_1", "vector", "documents_invoices", asked, should_expose_answer=True)
-    plan, edits = searched_where_passages_answer(lake, Plan(question=asked, nodes=(misrouted,)))
+    plan, edits = searched_where_passages_answer(lake, framed(Plan(question=asked, nodes=(misrouted,))))
     [_, sibling] = plan.nodes
     assert (sibling.label, sibling.source, sibling.question, sibling.should_expose_answer) == (
         "$var_2",
@@ -1101,7 +1108,7 @@ def test_a_search_where_no_passage_is_relevant_is_also_run_where_one_is(sample_l
         True,
     )
     assert edits[0].startswith("$var_1 also searched in documents_contracts as $var_2")
-    routed = Plan(question=asked, nodes=(misrouted.model_copy(update={"source": "documents_contracts"}),))
+    routed = framed(Plan(question=asked, nodes=(misrouted.model_copy(update={"source": "documents_contracts"}),)))
     assert searched_where_passages_answer(lake, routed) == (routed, [])
     twice = Plan(
         question=asked, nodes=(misrouted, misrouted.model_copy(update={"label": "$var_2", "source": "documents"}))
@@ -1109,7 +1116,7 @@ def test_a_search_where_no_passage_is_relevant_is_also_run_where_one_is(sample_l
     assert [n.source for n in searched_where_passages_answer(lake, twice)[0].nodes][2:] == ["documents_contracts"]
     narrowed = misrouted.model_copy(update={"question": "notice period in documents with document_id in $var_1.x"})
     first = node("$var_1", "sql", "customers", "x of the customer", returns=("x",))
-    chained = Plan(question=asked, nodes=(first, narrowed.model_copy(update={"label": "$var_2"})))
+    chained = framed(Plan(question=asked, nodes=(first, narrowed.model_copy(update={"label": "$var_2"}))))
     assert searched_where_passages_answer(lake, chained) == (chained, [])
 
 
@@ -1163,7 +1170,7 @@ def test_the_documents_of_the_one_row_a_question_names_are_found_through_its_lin
 
     def searched(lake, question: str) -> Plan | None:
         frame = with_values(read_question(question), known_values(lake).find(question))
-        return own_documents_search(lake, Plan(question=question), frame)
+        return own_documents_search(lake, framed(Plan(question=question)), frame)
 
     sales, _ = sample_lake
     reader, search = searched(sales, "What notice period applies to customer C001?").nodes

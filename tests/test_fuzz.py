@@ -47,21 +47,22 @@ from fuzz_strategies import (
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
+from restores import restore_lost_parts
 from sqlglot import exp
 
 from lakeplanner.config import LimitsConfig
 from lakeplanner.contract.models import ExclusionManifest, FieldType
 from lakeplanner.errors import BadSourceError, LakeplannerError, SqlError
-from lakeplanner.execute.readonly import ANONYMOUS_ALLOWED, DENIED_FUNCTIONS, locked_duckdb, parse_select
 from lakeplanner.execute.sql import checked
 from lakeplanner.ingest.readers import Document, TableData, read_document, read_table_file
 from lakeplanner.llm import LLM
 from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.plan.cache import KnownValues, extract_slots, template_of
-from lakeplanner.plan.dataops import Repair, repair, restore_lost_parts
+from lakeplanner.plan.dataops import Repair, repair
 from lakeplanner.plan.filters import COLLECTION_FIELDS, FilterError, milvus_expression
 from lakeplanner.plan.model import Plan
 from lakeplanner.plan.validate import Finding, validate
+from lakeplanner.policy.readonly import ANONYMOUS_ALLOWED, DENIED_FUNCTIONS, locked_duckdb, parse_select
 from lakeplanner.question import QuestionFrame, Span, read_question
 from lakeplanner.question.fill import fill_frame
 

@@ -7,6 +7,7 @@ from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm import LLM
 from lakeplanner.llm.fake import FakeBackend
+from lakeplanner.question import read_question
 
 
 def paragraphs(n: int, doc: str = "D1") -> list[Segment]:
@@ -78,11 +79,13 @@ def test_token_budget_and_the_canonical_package():
 
 
 def test_guidance_from_the_planner_or_a_template():
-    assert guidance_for("How many units were billed?") == "a passage stating the number or amount asked for"
-    assert guidance_for("Why was it disputed?") == "a passage stating the reason"
-    assert guidance_for("When was the agreement signed?") == "a passage stating the date or period"
-    assert guidance_for("Which carrier was late?") == "a passage naming the party"
-    assert guidance_for("anything", "the refund window") == "the refund window"
+    assert (
+        guidance_for(read_question("How many units were billed?")) == "a passage stating the number or amount asked for"
+    )
+    assert guidance_for(read_question("Why was it disputed?")) == "a passage stating the reason"
+    assert guidance_for(read_question("When was the agreement signed?")) == "a passage stating the date or period"
+    assert guidance_for(read_question("Which carrier was late?")) == "a passage naming the party"
+    assert guidance_for(read_question("anything"), "the refund window") == "the refund window"
 
 
 def test_the_selection_schema_requires_a_pick_and_a_flag():

@@ -129,7 +129,7 @@ def test_real_model_plans_the_sample_questions(sample_lake, default_llm):
     lake, _ = sample_lake
     questions = json.loads((sample_lake_path() / "questions.json").read_text())
     planner = Planner(lake, default_llm, use_cache=False)
-    results = [planner.plan(q["question"]) for q in questions if q["kind"] != "unanswerable"]
+    results = [planner.plan_question(q["question"]) for q in questions if q["kind"] != "unanswerable"]
     failed = [(r.question, r.findings) for r in results if not r.ok]
     assert not failed, failed
 

@@ -5,6 +5,7 @@ import pytest
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import Context, KnownValues, PlanCache, cache_for, extract_slots, template_of
 from lakeplanner.plan.model import Plan, PlanNode
+from lakeplanner.question import read_question
 
 
 def total_plan(invoice: str) -> Plan:
@@ -39,18 +40,18 @@ def test_slots_are_entity_values_numbers_dates_and_quotes(cache):
 
 
 def test_exact_then_template_hit_with_new_slot_values(cache):
-    cache.put("What is the total of invoice INV-1010?", total_plan("INV-1010"))
-    assert cache.get("what is the total of invoice INV-1010").kind == "exact"
-    hit = cache.get("What is the total of invoice INV-1042?")
+    cache.put(read_question("What is the total of invoice INV-1010?"), total_plan("INV-1010"))
+    assert cache.get(read_question("what is the total of invoice INV-1010")).kind == "exact"
+    hit = cache.get(read_question("What is the total of invoice INV-1042?"))
     assert hit.kind == "template"
     assert hit.plan == total_plan("INV-1042")
 
 
 def test_paraphrases_hit_by_template_or_embedding(cache):
-    cache.put("What is the total of invoice INV-1010?", total_plan("INV-1010"))
-    reworded = cache.get("Tell me the total for invoice INV-1077")
+    cache.put(read_question("What is the total of invoice INV-1010?"), total_plan("INV-1010"))
+    reworded = cache.get(read_question("Tell me the total for invoice INV-1077"))
     assert reworded.kind == "template" and reworded.plan == total_plan("INV-1077")
-    rephrased = cache.get("total amount of invoice INV-1077?")
+    rephrased = cache.get(read_question("total amount of invoice INV-1077?"))
     assert rephrased.kind == "semantic" and rephrased.plan == total_plan("INV-1077")
 
 
@@ -63,29 +64,32 @@ def test_paraphrases_hit_by_template_or_embedding(cache):
     ],
 )
 def test_near_misses_are_not_served(cache, near_miss):
-    cache.put("What is the total of invoice INV-1010?", total_plan("INV-1010"))
-    assert cache.get(near_miss) is None
+    cache.put(read_question("What is the total of invoice INV-1010?"), total_plan("INV-1010"))
+    assert cache.get(read_question(near_miss)) is None
 
 
 def test_a_role_never_gets_another_roles_plan(cache):
-    cache.put("What is the total of invoice INV-1010?", total_plan("INV-1010"), Context(role="finance"))
-    assert cache.get("What is the total of invoice INV-1010?", Context(role="support")) is None
-    assert cache.get("What is the total of invoice INV-1010?", Context(role="finance")) is not None
+    cache.put(read_question("What is the total of invoice INV-1010?"), total_plan("INV-1010"), Context(role="finance"))
+    assert cache.get(read_question("What is the total of invoice INV-1010?"), Context(role="support")) is None
+    assert cache.get(read_question("What is the total of invoice INV-1010?"), Context(role="finance")) is not None
 
 
 def test_persisted_and_invalidated_when_the_schema_changes(cache, tmp_path):
-    cache.put("What is the total of invoice INV-1010?", total_plan("INV-1010"))
+    cache.put(read_question("What is the total of invoice INV-1010?"), total_plan("INV-1010"))
     same = PlanCache(cache.path, cache.signature, cache.known, cache.vocabulary)
-    assert same.get("What is the total of invoice INV-1010?").kind == "exact"
+    assert same.get(read_question("What is the total of invoice INV-1010?")).kind == "exact"
     changed = PlanCache(cache.path, "another-signature", cache.known, cache.vocabulary)
-    assert changed.get("What is the total of invoice INV-1010?") is None
+    assert changed.get(read_question("What is the total of invoice INV-1010?")) is None
 
 
 def test_lru_bound(cache):
     small = PlanCache(None, cache.signature, cache.known, cache.vocabulary, capacity=2)
     for question in ("How many customers?", "How many invoices?", "How many products?"):
-        small.put(question, total_plan("INV-9999"))  # an id the lake does not hold: no value to guard
-    assert small.get("How many customers?") is None and small.get("How many products?") is not None
+        small.put(read_question(question), total_plan("INV-9999"))  # an id the lake does not hold: no value to guard
+    assert (
+        small.get(read_question("How many customers?")) is None
+        and small.get(read_question("How many products?")) is not None
+    )
 
 
 def test_document_ids_are_slots(cache):
@@ -112,8 +116,8 @@ def test_a_plan_naming_a_value_the_question_does_not_is_never_served(cache):
             ),
         ),
     )
-    cache.put(asked, plan)
-    assert cache.get("How many customers are in the SMB segment?").plan.nodes[0].sql.endswith("'SMB'")
+    cache.put(read_question(asked), plan)
+    assert cache.get(read_question("How many customers are in the SMB segment?")).plan.nodes[0].sql.endswith("'SMB'")
     assert cache.foreign_values(plan, "How many customers are there?") == ["Enterprise", "Enterprise"]
 
 
@@ -132,11 +136,11 @@ def test_two_processes_sharing_a_cache_file_keep_both_plans(cache):
     """Batch actors and service replicas each hold a PlanCache over the lake's one file: what one adds
     is read back in before the other replaces the file."""
     other = PlanCache(cache.path, cache.signature, cache.known, cache.vocabulary)
-    cache.put("What is the total of invoice INV-1010?", total_plan("INV-1010"))
-    other.put("How many customers?", total_plan("INV-9999"))
+    cache.put(read_question("What is the total of invoice INV-1010?"), total_plan("INV-1010"))
+    other.put(read_question("How many customers?"), total_plan("INV-9999"))
     again = PlanCache(cache.path, cache.signature, cache.known, cache.vocabulary)
-    assert again.get("What is the total of invoice INV-1042?").kind == "template"
-    assert again.get("How many customers?").kind == "exact"
+    assert again.get(read_question("What is the total of invoice INV-1042?")).kind == "template"
+    assert again.get(read_question("How many customers?")).kind == "exact"
 
 
 def test_questions_that_differ_only_in_slot_values_share_a_template(cache):
@@ -150,10 +154,10 @@ def test_a_plan_another_release_cached_is_planned_again(sample_lake, tmp_path, m
 
     lake, _ = sample_lake
     path = tmp_path / "cache.jsonl"
-    cache_for(lake, path).put("What is the total of invoice INV-1010?", total_plan("INV-1010"))
-    assert cache_for(lake, path).get("What is the total of invoice INV-1010?").kind == "exact"
+    cache_for(lake, path).put(read_question("What is the total of invoice INV-1010?"), total_plan("INV-1010"))
+    assert cache_for(lake, path).get(read_question("What is the total of invoice INV-1010?")).kind == "exact"
     monkeypatch.setattr(lakeplanner, "__version__", "99.0.0")
-    assert cache_for(lake, path).get("What is the total of invoice INV-1010?") is None
+    assert cache_for(lake, path).get(read_question("What is the total of invoice INV-1010?")) is None
 
 
 @pytest.mark.parametrize(

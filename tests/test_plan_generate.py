@@ -101,10 +101,10 @@ def test_planner_generates_validates_caches_and_serves_the_cache(sample_lake):
     lake, _ = sample_lake
     backend = FakeBackend([json.dumps(TWO_HOP)])
     planner = Planner(lake, LLM(backend), context=Context(role="test-generate"))
-    first = planner.plan("What are the contract payment terms for INV-1078?")
+    first = planner.plan_question("What are the contract payment terms for INV-1078?")
     assert first.ok and first.cache is None and [n.tool for n in first.plan.nodes] == ["sql", "vector"]
     assert first.plan.dependencies()["$var_2"] == ["$var_1"]
-    again = planner.plan("What are the contract payment terms for INV-1042?")
+    again = planner.plan_question("What are the contract payment terms for INV-1042?")
     assert again.cache == "template" and "INV-1042" in again.plan.nodes[0].question
     assert len(backend.calls) == 1
     planner.cache.path.unlink()
@@ -137,7 +137,7 @@ def test_invalid_generation_is_replanned_with_the_findings(sample_lake):
         ]
     }
     backend = FakeBackend([json.dumps(wrong), json.dumps(right)])
-    result = Planner(lake, LLM(backend), use_cache=False).plan("How many orders are there?")
+    result = Planner(lake, LLM(backend), use_cache=False).plan_question("How many orders are there?")
     assert result.ok and result.replans == 1 and result.plan.nodes[0].source == "invoices"
     feedback = backend.calls[1][0][-1].content
     assert "S007" in feedback and "$var_2" in feedback
@@ -156,7 +156,7 @@ def test_a_generated_plan_gets_back_the_id_its_steps_dropped(sample_lake):
             }
         ]
     }
-    result = Planner(lake, LLM(FakeBackend([json.dumps(lost)])), use_cache=False).plan(
+    result = Planner(lake, LLM(FakeBackend([json.dumps(lost)])), use_cache=False).plan_question(
         "What is the balance of invoice INV-1042?"  # no column says "balance": the planner drafts it
     )
     assert result.ok and result.plan.nodes[0].question == "total_amount of the invoice (invoice_id INV-1042)"
@@ -189,7 +189,7 @@ def test_cli_plan_prints_tree_json_and_fixes(sample_lake, monkeypatch):
 
 def test_an_llm_that_cannot_plan_gives_advice_not_a_crash(sample_lake):
     lake, _ = sample_lake
-    result = Planner(lake, LLM(FakeBackend(["{ not json"] * 3)), use_cache=False).plan("How many invoices?")
+    result = Planner(lake, LLM(FakeBackend(["{ not json"] * 3)), use_cache=False).plan_question("How many invoices?")
     assert not result.ok and result.plan.nodes == ()
     assert result.advice[0].startswith("no plan: fake gave no valid GeneratedPlan in 3 attempts")
 
@@ -213,12 +213,12 @@ def test_generated_sources_are_limited_to_the_ones_shown():
 def test_a_question_about_rows_a_named_document_cites_is_planned_without_the_llm(logistics):
     backend = FakeBackend([])  # any planning call would fail the test
     asked = "What is the capacity of the truck named in incident report IR-004?"
-    result = Planner(logistics, LLM(backend), use_cache=False).plan(asked)
+    result = Planner(logistics, LLM(backend), use_cache=False).plan_question(asked)
     assert result.ok and not backend.calls
     search, rows = result.plan.nodes
     assert (search.source, search.filter, rows.source) == ("documents_incidents", "document_id = 'IR-004'", "trucks")
     assert result.edits == ["$var_1, $var_2: read the trucks rows IR-004 cites, by truck_id"]
-    unnamed = Planner(logistics, LLM(FakeBackend(["{ not json"] * 3)), use_cache=False).plan(
+    unnamed = Planner(logistics, LLM(FakeBackend(["{ not json"] * 3)), use_cache=False).plan_question(
         "What is the capacity of truck TRK-101?"
     )
     assert unnamed.findings  # no document named: the draft decides, and this one is garbage
@@ -239,3 +239,20 @@ def test_the_prepared_planner_prefix_starts_every_planning_prompt_of_the_lake(ta
 def test_preparing_the_planner_with_a_backend_that_keeps_no_states_does_nothing(sample_lake):
     lake, _ = sample_lake
     assert prepare_planning(LLM(FakeBackend()), lake.contract) == 0
+
+
+def test_the_llm_audit_is_off_by_default_and_when_on_a_flagged_plan_is_drafted_again(sample_lake):
+    from lakeplanner.plan.settings import PlanSettings
+
+    lake, _ = sample_lake
+    asked = "What are the contract payment terms for INV-1078?"
+    assert Planner(lake, LLM(FakeBackend([json.dumps(TWO_HOP)])), use_cache=False).plan_question(asked).ok
+    faithful = FakeBackend([json.dumps(TWO_HOP), json.dumps({"answers_the_question": True, "problems": []})])
+    kept = Planner(lake, LLM(faithful), use_cache=False, settings=PlanSettings(audit=True)).plan_question(asked)
+    assert kept.ok and "audit: the plan answers the question" in kept.edits and len(faithful.calls) == 2
+    flagged = {"answers_the_question": False, "problems": ["it reads another invoice"]}
+    drifted = FakeBackend([json.dumps(TWO_HOP), json.dumps(flagged), json.dumps(TWO_HOP)])
+    again = Planner(lake, LLM(drifted), use_cache=False, settings=PlanSettings(audit=True)).plan_question(asked)
+    assert again.ok and again.replans == 1 and len(drifted.calls) == 3
+    assert "audit: it reads another invoice; drafted again" in again.edits
+    assert "it reads another invoice" in drifted.calls[2][0][-1].content  # the redraft is told the problem

@@ -20,7 +20,7 @@ def planner(sample_lake):
 
 
 def planned(planner: Planner, question: str):
-    return one_table_plan(planner.frame_of(question), planner.schema)
+    return one_table_plan(planner.read(question), planner.schema)
 
 
 def test_values_of_one_table_make_one_sql_step_asking_the_question(planner):
@@ -32,7 +32,7 @@ def test_values_of_one_table_make_one_sql_step_asking_the_question(planner):
 
 
 def test_the_planner_makes_no_llm_call_for_it(planner):
-    result = planner.plan("How many invoices in EUR are overdue?")  # the fake has no reply to give
+    result = planner.plan_question("How many invoices in EUR are overdue?")  # the fake has no reply to give
     assert result.ok and [n.source for n in result.plan.nodes] == ["invoices"]
 
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from restores import framed
 
 from lakeplanner.plan.model import Plan
 from lakeplanner.plan.validate import Code, LakeSchema, validate
@@ -26,7 +27,7 @@ def test_valid_plans_have_no_findings(case, schema):
 
 @pytest.mark.parametrize("case", BROKEN, ids=[c["name"] for c in BROKEN])
 def test_each_broken_plan_is_caught_with_its_code(case, schema):
-    findings = validate(Plan.model_validate(case["plan"]), schema)
+    findings = validate(framed(Plan.model_validate(case["plan"])), schema)
     assert case["expect"] in {f.code.value for f in findings}, findings
 
 

@@ -3,6 +3,7 @@ enforcement on the real engines (DuckDB over Iceberg, Milvus Lite) with a script
 
 import pytest
 import sqlglot
+from restores import framed
 
 from lakeplanner.errors import AccessDeniedError, PolicyError
 from lakeplanner.execute.engine import Executor
@@ -44,7 +45,7 @@ def sql_plan(source: str, sql: str) -> Plan:
         should_expose_answer=True,
         answer_description="rows",
     )
-    return Plan(question="q", nodes=(node,))
+    return framed(Plan(question="q", nodes=(node,)))
 
 
 def test_a_policy_file_is_validated_with_messages_that_name_the_field(tmp_path):
@@ -164,7 +165,7 @@ def test_a_step_on_a_denied_source_fails_with_the_decision_recorded(sample_lake)
     collections = [name for name in documents if name != "documents_contracts"]
     if collections:
         search = search.model_copy(update={"source": collections[0]})
-        [denied] = Executor(lake, llm, SERIAL).run(Plan(question="q", nodes=(search,)), emea())
+        [denied] = Executor(lake, llm, SERIAL).run(framed(Plan(question="q", nodes=(search,))), emea())
         assert "may not read" in denied.error
 
 

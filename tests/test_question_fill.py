@@ -19,7 +19,7 @@ def test_a_question_with_no_question_word_gets_its_subject_from_the_llm_as_a_spa
     assert frame.subject.text == "billing e-mail address of customer C001"
     assert question[frame.subject.start : frame.subject.end] == frame.subject.text
     assert frame.asked_attribute.text == "billing e-mail address" and frame.filled == ("subject",)
-    assert read_question(question) == frame  # every later stage reads the filled frame
+    assert read_question(question).filled == ()  # the filled frame travels on the plan: reading again fills nothing
 
 
 def test_words_that_are_not_in_the_question_are_not_kept():

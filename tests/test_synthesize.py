@@ -56,7 +56,7 @@ def llm_saying(**draft):
 
 def test_a_cell_value_is_cited_by_row_key_and_snapshot():
     answer = synthesize(
-        "How many?", [ROWS], llm_saying(answer="15", sentence="15 invoices.", sources=["R1"]), Recorder()
+        read_question("How many?"), [ROWS], llm_saying(answer="15", sentence="15 invoices.", sources=["R1"]), Recorder()
     )
     assert answer.value == "15" and answer.confidence == 1.0
     assert {(c.source, c.row_key, c.snapshot_id) for c in answer.citations} == {
@@ -69,53 +69,57 @@ def test_the_rows_and_passages_shown_for_the_answer_are_counted_as_lake_data():
     from lakeplanner.lineage.steps import data_chars
 
     recorder = Recorder()
-    synthesize("Notice?", [PASSAGE], llm_saying(answer="60 days", sentence="60 days.", sources=["E1"]), recorder)
+    synthesize(
+        read_question("Notice?"), [PASSAGE], llm_saying(answer="60 days", sentence="60 days.", sources=["E1"]), recorder
+    )
     shown = data_chars(recorder.steps)
     assert len(PASSAGE.evidence[0].snippet) < shown < 2 * len(PASSAGE.evidence[0].snippet) + 100
 
 
 def test_arithmetic_is_computed_by_the_evaluator_not_the_llm():
     llm = llm_saying(answer="41,000", calculation="620176.77 / 15", sentence="The mean is high.", sources=["R1"])
-    answer = synthesize("Mean unpaid amount?", [ROWS], llm, Recorder())
+    answer = synthesize(read_question("Mean unpaid amount?"), [ROWS], llm, Recorder())
     assert answer.value == "41,345.12" and "620176.77 / 15" in answer.text
     assert answer.confidence == 1.0
 
 
 def test_a_span_answer_is_cited_with_offsets():
     llm = llm_saying(answer="60 days", sentence="60 days notice.", sources=["E1"])
-    answer = synthesize("Notice period?", [PASSAGE], llm, Recorder())
+    answer = synthesize(read_question("Notice period?"), [PASSAGE], llm, Recorder())
     [span] = answer.citations
     assert (span.document_id, span.start, span.end) == ("CTR-C010", 120, 260)
     assert answer.confidence == 0.9
 
 
 def test_an_unsupported_answer_abstains():
-    answer = synthesize("Notice period?", [PASSAGE], llm_saying(answer="90 days", sentence="90."), Recorder())
+    answer = synthesize(
+        read_question("Notice period?"), [PASSAGE], llm_saying(answer="90 days", sentence="90."), Recorder()
+    )
     assert answer.abstained and "not supported" in answer.reason and answer.value is None
 
 
 def test_the_llm_may_abstain_with_a_reason():
     llm = llm_saying(abstain=True, reason="no phone numbers are stored")
-    answer = synthesize("Phone?", [ROWS], llm, Recorder())
+    answer = synthesize(read_question("Phone?"), [ROWS], llm, Recorder())
     assert answer.abstained and answer.reason == "no phone numbers are stored"
 
 
 def test_garbage_from_the_llm_falls_back_to_a_single_cell():
     one_cell = ROWS.model_copy(update={"rows": [{"n": 15}]})
-    answer = synthesize("How many?", [one_cell], LLM(FakeBackend(["nope"] * 3)), Recorder())
+    answer = synthesize(read_question("How many?"), [one_cell], LLM(FakeBackend(["nope"] * 3)), Recorder())
     assert answer.value == "15" and not answer.abstained
 
 
 def test_a_nan_cell_from_a_division_by_zero_is_no_answer_not_a_crash():
     nan_cell = ROWS.model_copy(update={"rows": [{"ratio": float("nan")}]})
-    answer = synthesize("What is the ratio?", [nan_cell], LLM(FakeBackend(["nope"] * 3)), Recorder())
+    answer = synthesize(read_question("What is the ratio?"), [nan_cell], LLM(FakeBackend(["nope"] * 3)), Recorder())
     assert answer.abstained
 
 
 def test_no_data_abstains_without_calling_the_llm():
     empty = ROWS.model_copy(update={"rows": [], "rows_total": 0})
     backend = FakeBackend([])
-    answer = synthesize("How many?", [empty], LLM(backend), Recorder())
+    answer = synthesize(read_question("How many?"), [empty], LLM(backend), Recorder())
     assert answer.abstained and backend.calls == []
 
 
@@ -149,7 +153,7 @@ def test_composite_confidence_discounts_hops_and_partial_nodes():
 def test_a_misquoted_single_value_is_replaced_by_the_cell():
     one_cell = ROWS.model_copy(update={"rows": [{"total": 620176.77}], "answer_description": "unpaid EUR total"})
     llm = llm_saying(answer="618,926.27", sentence="About 618,926.27 EUR.", sources=["R1"])
-    answer = synthesize("Total unpaid?", [one_cell], llm, Recorder())
+    answer = synthesize(read_question("Total unpaid?"), [one_cell], llm, Recorder())
     assert answer.value == "620,176.77" and answer.text == "unpaid EUR total: 620,176.77."
     assert answer.confidence == 1.0
 
@@ -159,7 +163,7 @@ def test_coverage_gate_abstains_when_nothing_mentions_the_asked_attribute(sample
     contact = ROWS.model_copy(update={"rows": [{"billing_contact": "Lukas Vogel", "billing_email": "l@x.de"}]})
     backend = FakeBackend([])
     answer = synthesize(
-        "What is the phone number of the billing contact for invoice INV-1001?",
+        read_question("What is the phone number of the billing contact for invoice INV-1001?"),
         [contact],
         LLM(backend),
         Recorder(),
@@ -168,7 +172,11 @@ def test_coverage_gate_abstains_when_nothing_mentions_the_asked_attribute(sample
     assert answer.abstained and answer.reason == "nothing in the lake mentions phone" and backend.calls == []
     llm = llm_saying(answer="l@x.de", sentence="l@x.de", sources=["R1"])
     answer = synthesize(
-        "What is the billing contact's e-mail address on invoice INV-1001?", [contact], llm, Recorder(), lake.contract
+        read_question("What is the billing contact's e-mail address on invoice INV-1001?"),
+        [contact],
+        llm,
+        Recorder(),
+        lake.contract,
     )
     assert answer.value == "l@x.de"  # "e-mail" is covered by the billing_email column
 
@@ -214,7 +222,7 @@ def test_a_number_the_llm_computed_is_traced_to_cells_or_refused(said, expressio
 
 def test_the_llms_arithmetic_is_redone_by_the_evaluator():
     llm = llm_saying(answer="-12.6", sentence="Other fell by 12.6.", sources=["R1", "R2"], abstain=False)
-    answer = synthesize("How much did Other move between the two years?", [YEARS], llm, Recorder())
+    answer = synthesize(read_question("How much did Other move between the two years?"), [YEARS], llm, Recorder())
     assert answer.value == "-12.60" and "44.1 - 56.7" in answer.text and answer.confidence > 0.9
     assert len(llm.backend.calls) == 1  # no template reads "move": the model's number, traced to two cells
 
@@ -229,7 +237,7 @@ def test_the_llms_arithmetic_is_redone_by_the_evaluator():
 )
 def test_what_code_computes_from_the_rows_is_answered_without_a_synthesis_call(question, value, shown):
     backend, frame = FakeBackend(), read_question(question, ("report_grid",))
-    answer = synthesize(question, [YEARS], LLM(backend), Recorder(), frame=frame)
+    answer = synthesize(frame, [YEARS], LLM(backend), Recorder())
     assert backend.calls == [] and answer.value == value and shown in answer.text
     assert answer.confidence > 0.9 and {c.row_key for c in answer.citations} == {"Other|2019", "Other|2018"}
 
@@ -241,12 +249,12 @@ def test_the_coverage_gate_reads_what_the_statement_filtered_on(sample_lake):
     lake, _ = sample_lake
     question = "What were the other non-current assets as at December 31, 2018?"
     bare = NodeResult(label="$var_1", tool="sql", source="f", question="q", rows=[{"value": 8620.0}], exposed=True)
-    assert uncovered_terms(question, lake.contract, [bare])
+    assert uncovered_terms(read_question(question), lake.contract, [bare])
     run = SqlRun(
         sql="SELECT value FROM f WHERE line_item = 'Other non-current assets'", engine="duckdb", snapshots={}, rows=1
     )
     filtered = bare.model_copy(update={"sql": [run]})
-    assert uncovered_terms(question, lake.contract, [filtered]) == []
+    assert uncovered_terms(read_question(question), lake.contract, [filtered]) == []
 
 
 def test_asking_for_a_name_or_title_is_an_answer_shape_not_an_attribute(sample_lake):
@@ -255,7 +263,7 @@ def test_asking_for_a_name_or_title_is_an_answer_shape_not_an_attribute(sample_l
     lake, _ = sample_lake
     question = "What is the name of the fight song of the university in Lawrence, Kansas?"
     song = PASSAGE.model_copy(update={"evidence": [Evidence.of("paragraph", "d/KU", (0, 30), "Kansas Song is sung.")]})
-    assert uncovered_terms(question, lake.contract, [song]) == []
+    assert uncovered_terms(read_question(question), lake.contract, [song]) == []
 
 
 def test_respective_is_a_modifier_not_an_attribute(sample_lake):
@@ -263,7 +271,7 @@ def test_respective_is_a_modifier_not_an_attribute(sample_lake):
 
     lake, _ = sample_lake
     question = "What are the respective totals of the unpaid invoices in 2019 and 2018?"
-    assert uncovered_terms(question, lake.contract, [ROWS]) == []
+    assert uncovered_terms(read_question(question), lake.contract, [ROWS]) == []
 
 
 def test_asking_for_a_definition_or_the_main_reason_names_no_attribute(sample_lake):
@@ -277,7 +285,7 @@ def test_asking_for_a_definition_or_the_main_reason_names_no_attribute(sample_la
         "What is the main cause of the delay?",
         "What is the meaning of net 45?",
     ):
-        assert uncovered_terms(question, lake.contract, [PASSAGE], nothing) == [], question
+        assert uncovered_terms(read_question(question), lake.contract, [PASSAGE], nothing) == [], question
 
 
 def test_the_coverage_gate_abstains_only_on_what_nothing_in_the_lake_mentions(sample_lake):
@@ -291,11 +299,13 @@ def test_the_coverage_gate_abstains_only_on_what_nothing_in_the_lake_mentions(sa
     assert in_lake(["payment", "phone", "net 45"]) == {"payment", "net 45"}
     assert mentioned(lake.catalog, ["payment"], max_rows=0) is None  # too large to scan: not claimed
     unrelated = NodeResult(label="$var_1", tool="sql", source="t", question="q", rows=[{"n": 1}], exposed=True)
-    assert uncovered_terms("What is the phone of customer C001?", lake.contract, [unrelated], in_lake) == ["phone"]
+    assert uncovered_terms(
+        read_question("What is the phone of customer C001?"), lake.contract, [unrelated], in_lake
+    ) == ["phone"]
     # retrieved rows miss "schedule", but invoice documents mention one: no abstention
     asked = "What is the payment schedule of customer C001?"
-    assert uncovered_terms(asked, lake.contract, [unrelated]) != []
-    assert uncovered_terms(asked, lake.contract, [unrelated], in_lake) == []
+    assert uncovered_terms(read_question(asked), lake.contract, [unrelated]) != []
+    assert uncovered_terms(read_question(asked), lake.contract, [unrelated], in_lake) == []
 
 
 def test_passages_answer_a_what_kind_question_without_naming_the_kind(sample_lake):
@@ -307,9 +317,11 @@ def test_passages_answer_a_what_kind_question_without_naming_the_kind(sample_lak
     passages = PASSAGE.model_copy(update={"evidence": [novelist]})
     nothing = lambda terms: set()  # noqa: E731
     for asked in ("What nationality was Jules Verne?", "What occupation did Jules Verne and Hugo share?"):
-        assert uncovered_terms(asked, lake.contract, [passages], nothing) == []
-    assert uncovered_terms("What is the nationality of Jules Verne?", lake.contract, [passages], nothing)
-    assert uncovered_terms("What salary does Sanne Mulder earn?", lake.contract, [ROWS], nothing) == ["salary"]
+        assert uncovered_terms(read_question(asked), lake.contract, [passages], nothing) == []
+    assert uncovered_terms(read_question("What is the nationality of Jules Verne?"), lake.contract, [passages], nothing)
+    assert uncovered_terms(read_question("What salary does Sanne Mulder earn?"), lake.contract, [ROWS], nothing) == [
+        "salary"
+    ]
 
 
 def test_a_percentage_or_a_mean_is_grounded_in_its_cells_not_in_its_constants():
@@ -323,7 +335,7 @@ def test_a_percentage_or_a_mean_is_grounded_in_its_cells_not_in_its_constants():
 def test_a_value_the_statement_repeated_on_every_row_is_the_answer():
     repeated = YEARS.model_copy(update={"rows": [{"change": 2.1}, {"change": 2.1}], "rows_total": 2})
     llm = llm_saying(answer="0", sentence="No change.", sources=["R1"], abstain=False)
-    answer = synthesize("What was the change in Other?", [repeated], llm, Recorder())
+    answer = synthesize(read_question("What was the change in Other?"), [repeated], llm, Recorder())
     assert answer.value == "2.10" and answer.confidence > 0.9
 
 
@@ -341,7 +353,7 @@ COMPONENTS = NodeResult(
 def test_a_list_question_answers_with_one_grounded_item_per_value():
     said = ["Operating activities", "Investing activities", "Financing activities"]
     answer = synthesize(
-        "What are the components of net cash flows?",
+        read_question("What are the components of net cash flows?"),
         [COMPONENTS],
         llm_saying(answer=said, sentence="Three."),
         Recorder(),
@@ -351,18 +363,26 @@ def test_a_list_question_answers_with_one_grounded_item_per_value():
 
 def test_a_single_value_question_keeps_the_first_item_and_a_plain_string_is_one_item():
     listed = synthesize(
-        "What is the first activity?", [COMPONENTS], llm_saying(answer=["Operating activities", "x"]), Recorder()
+        read_question("What is the first activity?"),
+        [COMPONENTS],
+        llm_saying(answer=["Operating activities", "x"]),
+        Recorder(),
     )
     assert listed.items == ["Operating activities"]
     plain = synthesize(
-        "What is the first activity?", [COMPONENTS], llm_saying(answer="Investing activities"), Recorder()
+        read_question("What is the first activity?"),
+        [COMPONENTS],
+        llm_saying(answer="Investing activities"),
+        Recorder(),
     )
     assert plain.items == ["Investing activities"]
 
 
 def test_a_list_with_an_item_no_result_holds_abstains():
     said = ["Operating activities", "Tax activities"]
-    answer = synthesize("What are the components of net cash flows?", [COMPONENTS], llm_saying(answer=said), Recorder())
+    answer = synthesize(
+        read_question("What are the components of net cash flows?"), [COMPONENTS], llm_saying(answer=said), Recorder()
+    )
     assert answer.abstained and "Tax activities" in answer.reason
 
 
@@ -371,7 +391,7 @@ def test_respective_values_of_named_years_are_listed_in_the_order_asked_whatever
     taxes = NodeResult(label="$var_1", tool="sql", source="taxes", question="tax", exposed=True, rows=rows)
     question = "What are the respective values of income tax expense in 2018 and 2019?"
     said = llm_saying(answer=["1164000.0"], sentence="It was 1164000.")
-    answer = synthesize(question, [taxes], said, Recorder(), frame=read_question(question, ("report_grid",)))
+    answer = synthesize(read_question(question, ("report_grid",)), [taxes], said, Recorder())
     assert answer.items == ["1,164,000", "1,609,000"]
     assert answer.text == f"{question.rstrip('?')}: 1,164,000, 1,609,000."
 
@@ -420,7 +440,7 @@ def test_an_unsupported_answer_is_repaired_once_with_the_reason():
     )
     question = "What percentage of the total unrealized gain is from U.S. government obligations?"
     recorder = Recorder()
-    answer = synthesize(question, [share], llm, recorder)
+    answer = synthesize(read_question(question), [share], llm, recorder)
     assert answer.value == "3" and "12 / 400 * 100" in answer.text and answer.confidence == 1.0
     first, repair = (call[0] for call in llm.backend.calls)
     assert repair[: len(first)] == first and "'10.5%' is not supported" in repair[-1].content
@@ -433,7 +453,7 @@ def test_an_unsupported_share_of_two_named_rows_is_computed_without_a_repair():
     share = NodeResult(label="$var_1", tool="sql", source="gains", question="gains", exposed=True, rows=rows)
     llm = llm_drafting({"answer": "10.5%", "sentence": "10.5% of the total."})
     question = "What percentage of the total unrealized gain is from U.S. government obligations?"
-    answer = synthesize(question, [share], llm, Recorder())
+    answer = synthesize(read_question(question), [share], llm, Recorder())
     assert answer.value == "3" and "12 / 400 * 100" in answer.text and len(llm.backend.calls) == 1
 
 
@@ -441,7 +461,7 @@ def test_an_unsupported_share_of_two_named_rows_is_computed_without_a_repair():
 def test_an_expression_written_as_the_answer_is_evaluated(said, value):
     rows = [{"year": 2019, "value": 11510.0}, {"year": 2018, "value": 11065.0}]
     revenue = NodeResult(label="$var_1", tool="sql", source="revenue", question="revenue", exposed=True, rows=rows)
-    answer = synthesize("What was the total revenue?", [revenue], llm_saying(answer=said), Recorder())
+    answer = synthesize(read_question("What was the total revenue?"), [revenue], llm_saying(answer=said), Recorder())
     assert answer.value == value and (value is None or "11510.0 + 11065.0" in answer.text)
 
 
@@ -449,7 +469,9 @@ def test_an_ungrounded_difference_of_two_named_items_is_computed_by_their_templa
     rows = [{"column_label": "1-90 days", "value": 1540.0}, {"column_label": "91-180 days", "value": 318.0}]
     past_due = NodeResult(label="$var_1", tool="sql", source="f", question="past due", rows=rows, exposed=True)
     llm = llm_saying(answer="10", sentence="The difference is 10.", sources=["R1"], abstain=False)
-    answer = synthesize("What is the difference between 1-90 and 91-180 days past due?", [past_due], llm, Recorder())
+    answer = synthesize(
+        read_question("What is the difference between 1-90 and 91-180 days past due?"), [past_due], llm, Recorder()
+    )
     assert answer.value == "1,222" and "1540 - 318" in answer.text and not answer.abstained
 
 
@@ -474,7 +496,7 @@ def test_asked_which_year_the_value_the_llm_copied_gives_its_rows_year():
     rows = [{"year": 2019, "value": 17.0}, {"year": 2018, "value": 4.0}]
     costs = NodeResult(label="$var_1", tool="sql", source="f", question="costs", rows=rows, exposed=True)
     llm = llm_saying(answer="17", sentence="It was 17 in 2019.", sources=["R1"], abstain=False)
-    answer = synthesize("In which year were the integration costs larger?", [costs], llm, Recorder())
+    answer = synthesize(read_question("In which year were the integration costs larger?"), [costs], llm, Recorder())
     assert answer.value == "2019" and not answer.abstained
 
 
@@ -487,7 +509,7 @@ def test_asked_what_year_a_name_the_llm_wrote_gives_way_to_the_year_its_sentence
     sentence = "Seven Brief Lessons on Physics was written by a physicist that has worked in France since 2000."
     llm = llm_saying(answer="Carlo Rovelli", sentence=sentence, sources=["E1"])
     asked = "Seven Brief Lessons on Physics was written by a physicist that has worked in France since what year?"
-    assert synthesize(asked, [read], llm, Recorder()).value == "2000"
+    assert synthesize(read_question(asked), [read], llm, Recorder()).value == "2000"
 
 
 def test_an_answer_that_repeats_the_question_is_repaired():
@@ -500,7 +522,7 @@ def test_an_answer_that_repeats_the_question_is_repaired():
             "evidence": [Evidence.of("paragraph", "d/1", (0, 60), "The five step approach: identify the contract.")]
         }
     )
-    answer = synthesize("What is the company's five step approach?", [steps], llm, Recorder())
+    answer = synthesize(read_question("What is the company's five step approach?"), [steps], llm, Recorder())
     assert answer.value == "identify the contract" and "only repeats words" in llm.backend.calls[1][0][-1].content
 
 
@@ -519,7 +541,7 @@ def test_the_one_value_the_question_names_is_no_answer_to_it():
         label="$var_1", tool="sql", source="staff", question="q", rows=[{"full_name": "Ann Lee"}], exposed=True
     )
     llm = llm_saying(answer="Ann Lee", sentence="Ann Lee supervises Ann Lee.", sources=["R1"])
-    answer = synthesize(asked, [rows], llm, Recorder(), frame=frame)
+    answer = synthesize(frame, [rows], llm, Recorder())
     assert answer.abstained and "only repeats words of the question" in answer.reason
 
 
@@ -556,7 +578,7 @@ def test_an_average_over_a_range_of_years_reads_every_year():
     rows = [{"year": 2017, "value": 1.5}, {"year": 2018, "value": 2.5}, {"year": 2019, "value": 4.0}]
     other = NodeResult(label="$var_1", tool="sql", source="f", question="other", rows=rows, exposed=True)
     llm = llm_saying(answer="2.75", sentence="It averaged 2.75.", sources=["R1"], abstain=False)
-    answer = synthesize("What was the average Other between 2017-2019?", [other], llm, Recorder())
+    answer = synthesize(read_question("What was the average Other between 2017-2019?"), [other], llm, Recorder())
     assert answer.value == "2.67" and "(1.5 + 2.5 + 4) / 3" in answer.text and answer.confidence > 0.9
 
 
@@ -564,7 +586,7 @@ def test_which_year_was_higher_is_decided_over_the_values_whatever_the_llm_says(
     rows = [{"year": 2019, "value": 17.0}, {"year": 2018, "value": 4.0}]
     costs = NodeResult(label="$var_1", tool="sql", source="f", question="costs", rows=rows, exposed=True)
     llm = llm_saying(answer="2018", sentence="It was larger in 2018.", sources=["R1"], abstain=False)
-    answer = synthesize("In which year were the integration costs larger?", [costs], llm, Recorder())
+    answer = synthesize(read_question("In which year were the integration costs larger?"), [costs], llm, Recorder())
     assert answer.value == "2019" and "2018" not in answer.text
 
 
@@ -615,7 +637,7 @@ def test_a_definition_answers_when_the_llm_only_repeats_the_question():
     text = "Purchase obligations represent an estimate of open purchase orders."
     found = PASSAGE.model_copy(update={"evidence": [Evidence.of("paragraph", "d/7", (10, 10 + len(text)), text)]})
     llm = llm_saying(answer="purchase obligations", sentence="Purchase obligations.", sources=[])
-    answer = synthesize("What do purchase obligations represent?", [found], llm, Recorder())
+    answer = synthesize(read_question("What do purchase obligations represent?"), [found], llm, Recorder())
     assert answer.value == "an estimate of open purchase orders" and not answer.abstained
     assert [(c.kind, c.start) for c in answer.citations] == [("span", 10)]
 
@@ -662,12 +684,12 @@ def test_which_row_is_named_when_the_sentence_leaves_its_key_out():
     )
     question = "Which invoice was disputed because of a late delivery, and what is its total amount?"
     llm = llm_saying(answer="62,131.50", sentence="Its total amount is 62,131.50.", sources=["R1"])
-    answer = synthesize(question, [total], llm, Recorder())
+    answer = synthesize(read_question(question), [total], llm, Recorder())
     assert answer.text == "INV-1010: Its total amount is 62,131.50."
     named = llm_saying(answer="62,131.50", sentence="Invoice INV-1010 totals 62,131.50.", sources=["R1"])
-    assert synthesize(question, [total], named, Recorder()).text == "Invoice INV-1010 totals 62,131.50."
+    assert synthesize(read_question(question), [total], named, Recorder()).text == "Invoice INV-1010 totals 62,131.50."
     other = llm_saying(answer="62,131.50", sentence="62,131.50.", sources=["R1"])
-    assert synthesize("What is the total amount?", [total], other, Recorder()).text == "62,131.50."
+    assert synthesize(read_question("What is the total amount?"), [total], other, Recorder()).text == "62,131.50."
 
 
 def test_a_search_passes_on_only_the_documents_its_answer_names():
@@ -754,7 +776,7 @@ def test_an_adjective_qualifying_the_asked_attribute_is_no_missing_concept(sampl
     terms = ["annual", "nominal", "historic", "previous", "phone", "amount", "rental", "metric", "receivable"]
     assert [t for t in terms if is_concept(t)] == ["phone", "amount", "rental", "metric", "receivable"]
     asked = "What is the nominal difference of the totals of the unpaid invoices?"
-    assert uncovered_terms(asked, lake.contract, [ROWS]) == []
+    assert uncovered_terms(read_question(asked), lake.contract, [ROWS]) == []
 
 
 def test_a_row_the_question_names_does_not_cover_the_attribute_it_asks(sample_lake):
@@ -766,7 +788,7 @@ def test_a_row_the_question_names_does_not_cover_the_attribute_it_asks(sample_la
         label="$var_1", tool="sql", source="customers", question="q", rows=[{"name": "Nordlicht Energie AG"}]
     )
     asked = "What is Nordlicht Energie's revenue target?"
-    assert uncovered_terms(asked, lake.contract, [row], lambda terms: set()) == ["revenue", "target"]
+    assert uncovered_terms(read_question(asked), lake.contract, [row], lambda terms: set()) == ["revenue", "target"]
 
 
 def test_the_parts_of_a_date_ground_no_figure():
@@ -783,9 +805,12 @@ def test_an_attribute_one_of_whose_words_names_a_column_is_covered(logistics):
     from lakeplanner.execute.synthesize import uncovered_terms
 
     unrelated = NodeResult(label="$var_1", tool="sql", source="t", question="q", rows=[{"n": 1}], exposed=True)
-    assert uncovered_terms("What is the licence plate of truck TRK-120?", logistics.contract, [unrelated]) == []
+    assert (
+        uncovered_terms(read_question("What is the licence plate of truck TRK-120?"), logistics.contract, [unrelated])
+        == []
+    )
     asked = "What is the fuel consumption of truck TRK-135?"
-    assert uncovered_terms(asked, logistics.contract, [unrelated]) == ["fuel", "consumption"]
+    assert uncovered_terms(read_question(asked), logistics.contract, [unrelated]) == ["fuel", "consumption"]
 
 
 def test_the_one_cell_a_step_read_is_no_answer_when_the_question_names_it():
@@ -793,14 +818,20 @@ def test_the_one_cell_a_step_read_is_no_answer_when_the_question_names_it():
         label="$var_1", tool="sql", source="trucks", question="q", rows=[{"truck_id": "TRK-135"}], exposed=True
     )
     made_up = {"answer": ["8.5"], "sentence": "It uses 8.5 l per 100 km.", "sources": ["R1"], "abstain": False}
-    answer = synthesize("What is the fuel consumption of truck TRK-135?", [truck], llm_saying(**made_up), Recorder())
+    answer = synthesize(
+        read_question("What is the fuel consumption of truck TRK-135?"), [truck], llm_saying(**made_up), Recorder()
+    )
     assert answer.abstained and answer.value is None
     plate = truck.model_copy(update={"rows": [{"plate": "5155 RER"}]})
-    answer = synthesize("What is the licence plate of truck TRK-135?", [plate], llm_saying(**made_up), Recorder())
+    answer = synthesize(
+        read_question("What is the licence plate of truck TRK-135?"), [plate], llm_saying(**made_up), Recorder()
+    )
     assert answer.value == "5155 RER"  # the cell the step read answers it
     dispatched = truck.model_copy(update={"rows": [{"dispatched_at": "2023-02-20 14:35:00+00:00"}]})
     asked = "How far in advance must a hazardous shipment be declared before dispatch?"
-    assert synthesize(asked, [dispatched], llm_saying(**made_up), Recorder()).abstained  # a date is no duration
+    assert synthesize(
+        read_question(asked), [dispatched], llm_saying(**made_up), Recorder()
+    ).abstained  # a date is no duration
 
 
 def test_a_lookup_answer_that_is_a_part_of_the_one_text_cell_read_is_that_cell():
@@ -813,10 +844,12 @@ def test_a_lookup_answer_that_is_a_part_of_the_one_text_cell_read_is_that_cell()
         exposed=True,
     )
     part = {"answer": ["5155"], "sentence": "The plate is 5155.", "sources": ["R1"], "abstain": False}
-    answer = synthesize("What is the licence plate of truck TRK-120?", [truck], llm_saying(**part), Recorder())
+    answer = synthesize(
+        read_question("What is the licence plate of truck TRK-120?"), [truck], llm_saying(**part), Recorder()
+    )
     assert answer.value == "5155 RER"
     asked = "How many seats does truck TRK-120 have?"  # a number asked: the part may be the answer
-    assert synthesize(asked, [truck], llm_saying(**part), Recorder()).value != "5155 RER"
+    assert synthesize(read_question(asked), [truck], llm_saying(**part), Recorder()).value != "5155 RER"
 
 
 def test_a_second_question_joined_to_the_first_keeps_its_value():
@@ -830,10 +863,13 @@ def test_a_second_question_joined_to_the_first_keeps_its_value():
     )
     both = {"answer": ["Kessler & Vogt Maschinenbau", "2"], "sentence": "Kessler, 2.", "sources": ["R1"]}
     asked = "Which customer agreed to a payment plan, and how many invoices has that customer been issued in total?"
-    answer = synthesize(asked, [rows], llm_saying(**both, abstain=False), Recorder())
+    answer = synthesize(read_question(asked), [rows], llm_saying(**both, abstain=False), Recorder())
     assert "Kessler & Vogt Maschinenbau" in answer.value and "2" in answer.value, answer.value
     one = "Which customer agreed to a payment plan?"
-    assert synthesize(one, [rows], llm_saying(**both, abstain=False), Recorder()).value == "Kessler & Vogt Maschinenbau"
+    assert (
+        synthesize(read_question(one), [rows], llm_saying(**both, abstain=False), Recorder()).value
+        == "Kessler & Vogt Maschinenbau"
+    )
 
 
 def test_the_time_between_the_two_moments_of_one_row_is_computed_in_the_unit_asked():
@@ -852,12 +888,18 @@ def test_the_time_between_the_two_moments_of_one_row_is_computed_in_the_unit_ask
         }
     )
     llm = llm_saying(answer="Rotterdam", sentence="It went via Rotterdam.", sources=["R1"])
-    answer = synthesize("How many hours did shipment SHP-1 take from dispatch to delivery?", [timed], llm, Recorder())
+    answer = synthesize(
+        read_question("How many hours did shipment SHP-1 take from dispatch to delivery?"), [timed], llm, Recorder()
+    )
     assert answer.value == "22" and answer.confidence == 1.0
     assert "delivered_at 2024-03-02T10:00:00 - dispatched_at 2024-03-01T12:00:00, in hours" in answer.text
-    days = synthesize("How many days did shipment SHP-1 take?", [timed], llm_saying(abstain=True), Recorder())
+    days = synthesize(
+        read_question("How many days did shipment SHP-1 take?"), [timed], llm_saying(abstain=True), Recorder()
+    )
     assert days.value == "0.92"
-    untimed = synthesize("How many hours did shipment SHP-1 take?", [ROWS], llm_saying(abstain=True), Recorder())
+    untimed = synthesize(
+        read_question("How many hours did shipment SHP-1 take?"), [ROWS], llm_saying(abstain=True), Recorder()
+    )
     assert untimed.abstained  # no two moments: nothing to compute
 
 
@@ -876,10 +918,10 @@ def test_a_difference_of_two_items_answered_with_one_of_them_is_computed_by_thei
     results = [capacity("TRK-126", 24000), capacity("TRK-103", 18000)]
     copied = llm_saying(answer="24000", sentence="Truck TRK-126 carries 24000 kg.", sources=["R1"])
     question = "How many more kilograms can truck TRK-126 carry than truck TRK-103?"
-    answer = synthesize(question, results, copied, Recorder())
+    answer = synthesize(read_question(question), results, copied, Recorder())
     assert answer.value == "6,000" and "24000 - 18000" in answer.text
     computed = llm_saying(answer="6000", calculation="24000 - 18000", sentence="6000 kg more.", sources=["R1"])
-    assert synthesize(question, results, computed, Recorder()).value == "6,000"
+    assert synthesize(read_question(question), results, computed, Recorder()).value == "6,000"
 
 
 def test_a_text_cell_with_no_number_is_no_fallback_where_a_number_is_asked():
@@ -895,7 +937,7 @@ def test_a_text_cell_with_no_number_is_no_fallback_where_a_number_is_asked():
 def test_a_calculation_over_the_years_rows_are_labelled_with_is_not_grounded():
     built = ROWS.model_copy(update={"rows": [{"year_built": 2011}, {"year_built": 2023}]})
     llm = llm_saying(answer="12", calculation="2023 - 2011", sentence="Kept for 12 years.", sources=["R1"])
-    answer = synthesize("How long are vehicle telematics data kept?", [built], llm, Recorder())
+    answer = synthesize(read_question("How long are vehicle telematics data kept?"), [built], llm, Recorder())
     assert answer.abstained
 
 
@@ -916,7 +958,7 @@ def overdue_rows(sql: str, rows: list[dict]) -> NodeResult:
 def test_a_count_answered_with_the_number_of_rows_listed_is_grounded_by_them():
     listed = overdue_rows("SELECT invoice_id FROM invoices WHERE status = 'overdue'", [{"invoice_id": "INV-1092"}])
     answer = synthesize(
-        "How many invoices of customer C036 are overdue?",
+        read_question("How many invoices of customer C036 are overdue?"),
         [listed],
         llm_saying(answer="1", sentence="One invoice is overdue.", sources=["R1"]),
         Recorder(),
@@ -928,7 +970,10 @@ def test_a_count_answered_with_the_number_of_rows_listed_is_grounded_by_them():
 def test_the_number_of_rows_of_an_aggregate_is_no_count():
     counted = overdue_rows("SELECT count(*) AS n FROM invoices WHERE status = 'overdue'", [{"n": 3}])
     answer = synthesize(
-        "How many invoices are overdue?", [counted], llm_saying(answer="1", sentence="1.", sources=["R1"]), Recorder()
+        read_question("How many invoices are overdue?"),
+        [counted],
+        llm_saying(answer="1", sentence="1.", sources=["R1"]),
+        Recorder(),
     )
     assert answer.value != "1"
 
@@ -957,7 +1002,7 @@ def one_cell(sql: str, cell) -> NodeResult:
 def test_a_single_cell_the_engine_computed_is_the_answer_without_a_synthesis_call():
     llm, backend = counting_llm()
     result = one_cell("SELECT COUNT(*) AS value FROM invoices WHERE paid = FALSE", 15)
-    answer = synthesize("How many invoices are unpaid?", [result], llm, Recorder())
+    answer = synthesize(read_question("How many invoices are unpaid?"), [result], llm, Recorder())
     assert backend.calls == [] and answer.value == "15" and answer.confidence == 1.0
     assert answer.text == "Unpaid invoices: 15." and [c.row_key for c in answer.citations] == ["INV-1003"]
 
@@ -971,7 +1016,7 @@ def test_a_single_cell_the_engine_computed_is_the_answer_without_a_synthesis_cal
 )
 def test_a_single_cell_still_goes_to_the_model_where_it_may_not_be_the_answer(question, sql, cell):
     llm, backend = counting_llm()
-    synthesize(question, [one_cell(sql, cell)], llm, Recorder())
+    synthesize(read_question(question), [one_cell(sql, cell)], llm, Recorder())
     assert len(backend.calls) >= 1
 
 
@@ -1005,33 +1050,37 @@ def test_a_count_of_the_rows_one_step_listed_is_their_number_without_the_llm():
     )  # fmt: skip
     llm = llm_saying(answer="10", sentence="10 shipments.", sources=["R1"], abstain=False)
     asked = "The memo puts one carrier on probation. How many shipments did that carrier handle?"
-    answer = synthesize(asked, [shipments], llm, Recorder())
+    answer = synthesize(read_question(asked), [shipments], llm, Recorder())
     assert answer.value == "21" and answer.text == "21 shipments." and llm.backend.calls == []
     cut = shipments.model_copy(
         update={"sql": [SqlRun(sql=listed.replace("200", "21"), engine="duckdb", snapshots={}, rows=21)]}
     )
     for question, results in ((asked, [cut]), ("How many carriers are there?", [shipments])):
         model = llm_saying(answer="10", sentence="10.", sources=["R1"], abstain=False)
-        synthesize(question, results, model, Recorder())  # as many rows as its LIMIT (maybe more), or other rows
+        synthesize(
+            read_question(question), results, model, Recorder()
+        )  # as many rows as its LIMIT (maybe more), or other rows
         assert len(model.backend.calls) >= 1
     one = one_cell("SELECT invoice_no AS value FROM invoices WHERE paid = FALSE", 1043)  # one row counted, not a count
-    assert synthesize("How many invoices are unpaid?", [one], llm, Recorder()).value == "1"
+    assert synthesize(read_question("How many invoices are unpaid?"), [one], llm, Recorder()).value == "1"
 
 
 def test_a_lookup_one_passage_answered_needs_no_synthesis_call_when_switched_on():
     read = PASSAGE.model_copy(update={"answer": "60 days", "rows": []})
     question = "What notice period does contract CTR-C010 require to terminate for convenience?"
     backend = FakeBackend([])
-    answer = synthesize(question, [read], LLM(backend), Recorder(), read_answers=True)
+    answer = synthesize(read_question(question), [read], LLM(backend), Recorder(), read_answers=True)
     assert backend.calls == [] and answer.value == "60 days" and answer.confidence > 0.0
     assert answer.text == "Either party may terminate for convenience with 60 days written notice."
     assert [c.document_id for c in answer.citations] == ["CTR-C010"]
     drafted = llm_saying(answer="60 days", sentence="60 days.", sources=["E1"])
-    assert synthesize(question, [read], drafted, Recorder()).value == "60 days"  # off: the synthesis call answers
+    assert (
+        synthesize(read_question(question), [read], drafted, Recorder()).value == "60 days"
+    )  # off: the synthesis call answers
     unsure = read.model_copy(update={"advice": ["evidence iteration stopped without sufficiency (budget)"]})
     for results, asked in (([unsure], question), ([read], "Why may either party terminate the contract?")):
         backend = FakeBackend([json.dumps({"answer": [], "sentence": "", "sources": [], "abstain": True})] * 3)
-        synthesize(asked, results, LLM(backend), Recorder(), read_answers=True)
+        synthesize(read_question(asked), results, LLM(backend), Recorder(), read_answers=True)
         assert backend.calls, asked  # not sufficient, or not a lookup: the synthesis call decides
 
 
@@ -1053,14 +1102,14 @@ def test_a_count_a_passage_states_is_read_like_a_lookup_but_not_a_count_of_the_d
     )
     backend = FakeBackend([])
     asked = "The depot named in contract CTR-C010 employs how many people?"
-    answer = synthesize(asked, [stated], LLM(backend), Recorder(), read_answers=True)
+    answer = synthesize(read_question(asked), [stated], LLM(backend), Recorder(), read_answers=True)
     assert backend.calls == [] and answer.value == "1,250" and answer.text == "The depot employs 1,250 people."
     for question, read in (
         ("How many contracts mention the depot?", stated),  # counts what the collection holds
         (asked, stated.model_copy(update={"answer": "the depot"})),  # no figure read
     ):
         backend = FakeBackend([json.dumps({"answer": [], "sentence": "", "sources": [], "abstain": True})] * 3)
-        synthesize(question, [read], LLM(backend), Recorder(), read_answers=True)
+        synthesize(read_question(question), [read], LLM(backend), Recorder(), read_answers=True)
         assert backend.calls, question
 
 
@@ -1072,9 +1121,9 @@ def test_a_lookup_a_chain_of_document_steps_answered_is_the_value_its_last_hop_r
     hop = PASSAGE.model_copy(update={"question": "the notice period of $var_1.answer", "answer": "60 days", "rows": []})
     question = "What notice period does the contract covering the depot require to terminate for convenience?"
     backend = FakeBackend([])
-    answer = synthesize(question, [found, hop], LLM(backend), Recorder(), read_answers=True)
+    answer = synthesize(read_question(question), [found, hop], LLM(backend), Recorder(), read_answers=True)
     assert backend.calls == [] and answer.value == "60 days"
     apart = hop.model_copy(update={"question": "the notice period"})
     backend = FakeBackend([json.dumps({"answer": [], "sentence": "", "sources": [], "abstain": True})] * 3)
-    synthesize(question, [found, apart], LLM(backend), Recorder(), read_answers=True)
+    synthesize(read_question(question), [found, apart], LLM(backend), Recorder(), read_answers=True)
     assert backend.calls

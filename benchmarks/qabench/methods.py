@@ -30,6 +30,7 @@ from lakeplanner.llm.base import LLM, Message, RoutedLLM, Usage
 from lakeplanner.llm.embeddings import default_embedder, default_reranker
 from lakeplanner.plan.generate import Generator, Pruner, contract_prompt
 from lakeplanner.plan.planner import PlanResult
+from lakeplanner.question import QuestionFrame
 
 RAG_ROWS, RAG_CHUNKS, REACT_STEPS, OBSERVATION_CHARS = 12, 5, 8, 1500
 
@@ -92,9 +93,9 @@ class OnePassPlanner:
         pruner = Pruner(contract, embed=lambda texts: default_embedder().embed_passages(list(texts)))
         self.generator = Generator(llm, contract, pruner)
 
-    def plan(self, question: str) -> PlanResult:
-        plan = self.generator.generate(question)
-        return PlanResult(question=question, plan=plan, findings=[], edits=[], replans=0, advice=[])
+    def plan(self, frame: QuestionFrame) -> PlanResult:
+        plan = self.generator.generate(frame.text).framed(frame)
+        return PlanResult(question=frame.text, plan=plan, findings=[], edits=[], replans=0, advice=[])
 
 
 def answer_outcome(answer) -> Outcome:

@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable
 
 from lakeplanner.execute.results import NodeResult
-from lakeplanner.question import Operation, QuestionFrame, read_question
+from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.read import years_in
 
 YEAR_COLUMN = re.compile(r"^(?:period|yr|year)$|(?:^|_)year$|^year_", re.I)  # year, fiscal_year, dispatch_year
@@ -80,8 +80,8 @@ def values_by_year(results: list[NodeResult]) -> dict[int, float] | None:
             if len(numbers) != 1:
                 continue
             year = year_of(row)
-            if year is None and len(result.rows) == 1 and len(years := read_question(result.question).years) == 1:
-                year = years[0]
+            if year is None and len(result.rows) == 1 and len(result.years) == 1:
+                year = result.years[0]
             if year is None:
                 continue
             if year in found and found[year] != numbers[0]:

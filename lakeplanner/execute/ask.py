@@ -10,7 +10,7 @@ from typing import Protocol
 
 from sqlglot import exp
 
-from lakeplanner.errors import LakeplannerError, LLMOutputError
+from lakeplanner.errors import LakeplannerError
 from lakeplanner.execute.confidence import path_factor
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.labels import labelled
@@ -23,7 +23,6 @@ from lakeplanner.ingest.segments import mentioned
 from lakeplanner.lineage.runs import RunRecord, save_run
 from lakeplanner.lineage.steps import Recorder, RecordingLLM, Step, data_chars, usage
 from lakeplanner.lineage.tracing import Lineage
-from lakeplanner.llm.base import LLM
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import Context
 from lakeplanner.plan.dataops import names_tables, one_search
@@ -31,15 +30,16 @@ from lakeplanner.plan.model import Plan, PlanNode, Tool
 from lakeplanner.plan.planner import Planner, PlanResult
 from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.policy import OPEN, Access
-from lakeplanner.question import QuestionFrame, packs_for, read_question
-from lakeplanner.question.fill import fill_frame
+from lakeplanner.question import QuestionFrame, packs_for
+from lakeplanner.question.asked import frame_question
 
 OnResult = Callable[[NodeResult], None]
+FRAMES = {"frame": True, "nodes": {"__all__": {"frame"}}}  # the root span holds the frame's summary
 OnPlan = Callable[[PlanResult], None]
 
 
 class PlansQuestions(Protocol):
-    def plan(self, question: str) -> PlanResult: ...
+    def plan(self, frame: QuestionFrame) -> PlanResult: ...
 
 
 def node_attributes(result: NodeResult) -> dict:
@@ -170,15 +170,6 @@ def searched_where_passages_answer(lake, plan: Plan) -> tuple[Plan, list[str]]:
     return (plan.model_copy(update={"nodes": plan.nodes + tuple(added)}), edits) if added else (plan, [])
 
 
-def filled_frame(frame: QuestionFrame, llm: LLM, recorder: Recorder) -> QuestionFrame:
-    """The frame with the fields the reader left open proposed by the LLM; as read when its reply is
-    unusable (the question is then answered without them)."""
-    try:
-        return fill_frame(frame, RecordingLLM(llm, recorder, "frame"))
-    except LLMOutputError:
-        return frame
-
-
 def synthesized(
     lake,
     question: str,
@@ -197,13 +188,12 @@ def synthesized(
     synthesis = Recorder()
     with lineage.span("lakeplanner.synthesize") as span:
         answer = synthesize(
-            question,
+            frame,
             results,
             executor.llm,
             synthesis,
             lake.contract,
             partial(mentioned, lake.catalog),
-            frame=frame,
             read_answers=executor.settings.read_answers,
         )
         emit(lineage, synthesis)
@@ -279,7 +269,7 @@ def own_documents_search(lake, plan: Plan, frame: QuestionFrame) -> Plan | None:
         should_expose_answer=True,
         answer_description=asked,
     )
-    return Plan(question=plan.question, nodes=(reader, search))
+    return Plan(question=plan.question, nodes=(reader, search), frame=plan.frame)
 
 
 def names_row(schema: LakeSchema, table: str, column: str) -> bool:
@@ -329,26 +319,29 @@ def ask(
         with lineage.span("lakeplanner.ask", **{"lakeplanner.question": question, **access.decisions()}) as root:
             trace_id = format(root.get_span_context().trace_id, "032x")
             planning = Recorder()
-            frame = filled_frame(read_question(question, packs_for(lake.contract)), executor.llm, planning)
+            filling = RecordingLLM(executor.llm, planning, "frame")
             with lineage.span("lakeplanner.plan") as span:
-                planner = planner or Planner(
-                    whole,
-                    RecordingLLM(executor.llm, planning, "plan"),
-                    context=context,
-                    use_cache=use_cache,
-                    access=access,
-                )
-                if isinstance(planner, Planner):
-                    frame = planner.frame_of(question)
+                if planner is None:
+                    planner = Planner(
+                        whole,
+                        RecordingLLM(executor.llm, planning, "plan"),
+                        context=context,
+                        use_cache=use_cache,
+                        access=access,
+                    )
+                    frame = planner.read(question, filling)
+                else:
+                    frame = frame_question(question, packs_for(lake.contract), llm=filling)
                 root.set_attribute("lakeplanner.question.frame", json.dumps(frame.summary()))
-                planned = planner.plan(question)
+                planned = planner.plan(frame)
+                planned = planned.model_copy(update={"plan": planned.plan.framed(frame)})
                 if planned.ok:
                     routed, edits = searched_where_passages_answer(lake, planned.plan)
                     planned = planned.model_copy(update={"plan": routed, "edits": planned.edits + edits})
                 emit(lineage, planning)
                 span.set_attributes(
                     {
-                        "lakeplanner.plan": planned.plan.model_dump_json(),
+                        "lakeplanner.plan": planned.plan.model_dump_json(exclude=FRAMES),
                         "lakeplanner.plan.valid": planned.ok,
                         "lakeplanner.plan.cache": planned.cache or "miss",
                         "lakeplanner.dataops.edits": "; ".join(planned.edits),

@@ -20,9 +20,9 @@ from lakeplanner.execute.services import ActorServices, LocalServices, ServiceAc
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.execute.variables import Binding, referenced_columns, slim
 from lakeplanner.llm.base import LLM, get_llm
-from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.plan.model import Plan, PlanNode
 from lakeplanner.policy import OPEN, Access
+from lakeplanner.question import QuestionFrame
 from lakeplanner.timebox import time_box
 
 TIMEOUT_HINT = "raise LAKEPLANNER_EXEC_NODE_TIMEOUT_S (or [execute] node_timeout_s), or ask a narrower question"
@@ -108,7 +108,13 @@ def failed_input(node: PlanNode, inputs: dict[str, Binding]) -> str | None:
 
 
 def execute_node(
-    node: PlanNode, needed: set[str], services, settings, asked: str, access: Access, *bindings: Binding
+    node: PlanNode,
+    needed: set[str],
+    services,
+    settings,
+    frame: QuestionFrame | None,
+    access: Access,
+    *bindings: Binding,
 ) -> tuple[NodeResult, Binding]:
     """Run one node on its predecessors' bindings (positional, so Ray resolves them before the call),
     inside its time box: its LLM calls and SQL statements stop at node_timeout_s, in process too."""
@@ -119,7 +125,7 @@ def execute_node(
         result = NodeResult.for_node(node, error=problem)
     else:
         with time_box(settings.node_timeout_s, hint=TIMEOUT_HINT):
-            result = run_node(node, inputs, services, settings, asked, access)
+            result = run_node(node, inputs, services, settings, frame, access)
     result.started_ns = started
     binding = slim(result, needed, settings.binding_cap)
     binding.error = result.error
@@ -157,6 +163,7 @@ class Executor:
 
     def stream(self, plan: Plan, access: Access = OPEN) -> Iterator[NodeResult]:
         """Node results as they finish; every node reads only what `access` admits."""
+        plan = plan.framed()  # each node carries its step's frame, to a Ray worker too
         if self.mode_for(plan) == "serial":
             yield from self._serial(plan, access)
         else:
@@ -172,7 +179,7 @@ class Executor:
         for node in topological(plan):
             inputs = [bindings[label] for label in plan.dependencies()[node.label]]
             result, bindings[node.label] = execute_node(
-                node, needed[node.label], services, self.settings, plan.question, access, *inputs
+                node, needed[node.label], services, self.settings, plan.frame, access, *inputs
             )
             yield result
 
@@ -187,7 +194,7 @@ class Executor:
         for node in topological(plan):
             inputs = [bindings[label] for label in plan.dependencies()[node.label]]
             results[node.label], bindings[node.label] = task.remote(
-                node, needed[node.label], services, self.settings, plan.question, access, *inputs
+                node, needed[node.label], services, self.settings, plan.frame, access, *inputs
             )
         yield from self._collect(ray, plan, results)
 
@@ -232,9 +239,7 @@ class Executor:
         if self._actor is None:
             self.lake.release_vectors()  # Milvus Lite admits one process per file: the actor opens it
             factory = self.llm_factory if self._llm is None else actor_llm_factory(self._llm)
-            self._actor = (
-                ray.remote(ServiceActor).options(max_concurrency=4).remote(str(self.lake.path.resolve()), factory)
-            )
+            self._actor = ray.remote(ServiceActor).options(max_concurrency=4).remote(self.lake.opener(), factory)
             try:
                 self._model = ray.get(self._actor.model_name.remote())
             except ray.exceptions.RayError as e:
@@ -243,7 +248,7 @@ class Executor:
                     f"the Ray service actor (LLM + Milvus) did not start: {str(e).splitlines()[0]}",
                     hint="see the Ray worker logs, or run with LAKEPLANNER_EXEC_MODE=serial",
                 ) from e
-        return ActorServices(str(self.lake.path.resolve()), self._actor, self._model, self.llm.settings)
+        return ActorServices(self.lake.opener(), self._actor, self._model, self.llm.settings)
 
     def close(self) -> None:
         if self._actor is not None:
@@ -256,8 +261,8 @@ class Executor:
 
 def actor_llm_factory(llm: LLM) -> Callable[[], LLM]:
     """How the actor builds the driver's LLM: from its settings (a loaded model does not pickle);
-    a scripted fake backend travels as it is."""
-    if isinstance(llm.backend, FakeBackend):
+    a backend that `travels` (a scripted one) goes as it is."""
+    if llm.backend.travels:
         return lambda: llm
     return functools.partial(get_llm, llm.settings)
 

@@ -21,7 +21,7 @@ from lakeplanner.execute.results import Evidence, canonical, document_address
 from lakeplanner.ingest.segments import content_hash
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, clipped, system, user
-from lakeplanner.question import Operation, read_question
+from lakeplanner.question import Operation, QuestionFrame
 
 SNIPPET_CHARS = 400
 SELECT_TOKENS = 240
@@ -116,15 +116,18 @@ GUIDANCE = {
     "year": "a passage stating the date or period",
     "entity": "a passage naming the party",
 }
+GUIDANCE_BY_DEFAULT = "passages that answer the question"
 
 
-def guidance_for(question: str, planner_hint: str | None = None) -> str:
-    """The planner's description of the answer when it gave one, else the guidance for its frame."""
+def guidance_for(frame: QuestionFrame | None, planner_hint: str | None = None) -> str:
+    """The planner's description of the answer when it gave one, else the guidance for the frame of
+    the step's question."""
     if planner_hint:
         return planner_hint
-    frame = read_question(question)
+    if frame is None:
+        return GUIDANCE_BY_DEFAULT
     kind = "reason" if frame.operation is Operation.reason else frame.shape
-    return GUIDANCE.get(kind, "passages that answer the question")
+    return GUIDANCE.get(kind, GUIDANCE_BY_DEFAULT)
 
 
 class Budget(BaseModel):

@@ -39,7 +39,8 @@ from lakeplanner.plan.model import Plan, PlanNode, Tool
 from lakeplanner.plan.validate import LakeSchema, check_sql, validate
 from lakeplanner.policy import OPEN, Access
 from lakeplanner.policy.injection import name_addresses_the_model, withheld_value
-from lakeplanner.question import QuestionFrame, packs_for, read_question
+from lakeplanner.question import QuestionFrame
+from lakeplanner.question.read import read_step
 from lakeplanner.question.words import stem
 
 KEYS_CITED = 50
@@ -94,10 +95,10 @@ def run_node(
     inputs: dict[str, Binding],
     services,
     settings: ExecSettings,
-    asked: str = "",
+    frame: QuestionFrame | None = None,
     access: Access = OPEN,
 ) -> NodeResult:
-    """`asked` is the user's question the plan serves (vector nodes read evidence for it); the node
+    """`frame` is the user's question the plan serves, as read (vector nodes read evidence for it); the node
     reads only what `access` admits (a denied source is an error, governed tables are rewritten)."""
     recorder = Recorder()
     started = time.perf_counter()
@@ -110,7 +111,7 @@ def run_node(
         runner = {Tool.sql: run_sql, Tool.vector: run_vector, Tool.graph: run_graph}[Tool(node.tool)]
         governed = Governed(services, access)
         governed.check(node.source, recorder)
-        result = runner(node, inputs, governed, settings, recorder, result, asked)
+        result = runner(node, inputs, governed, settings, recorder, result, frame)
     except (EngineError, LLMUnavailableError) as e:
         result.error = e.message
         result.advice = recommend([], e)
@@ -204,7 +205,9 @@ def one_per_year(found: list[int | None], years: list[int]) -> bool:
     return len(found) >= 2 and None not in found and len(set(found)) == len(found)
 
 
-def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:
+def run_sql(
+    node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked_frame: QuestionFrame | None = None
+) -> NodeResult:
     lake = services.lake
     contract = services.contract
     schema = LakeSchema.from_contract(contract)
@@ -218,7 +221,8 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     keys = {t: schema.row_key(t) for t in tables}
     feedback = None
     sql = node.sql
-    frame = read_question(asked or node.question, packs_for(contract))
+    asked = asked_frame.text if asked_frame is not None else ""
+    frame = asked_frame or node.frame or QuestionFrame(text=node.question)
     categories = sqlnode.category_values(lake, contract, tables, node.question)
     lost = sqlnode.lost_values(categories, node.question, asked) if asked else {}
     named = sqlnode.named_values(categories, node.question)
@@ -324,6 +328,14 @@ def run_sql(node, inputs, services, settings, recorder: Recorder, result: NodeRe
     return result
 
 
+def step_frame(node: PlanNode, asked_frame: QuestionFrame | None, text: str) -> QuestionFrame:
+    """The frame of what a step asks once its inputs are spelled in (`text`), read under the packs of
+    the frames it carries (a bare frame of the words where it carries none)."""
+    if node.frame is not None:
+        return node.asked_frame(text)
+    return read_step(asked_frame, text) if asked_frame is not None else QuestionFrame(text=text)
+
+
 def read_value(answer: str, result: NodeResult, frame: QuestionFrame) -> str | None:
     """The value the step's selector read, kept for later steps and the answer when its passages state
     it and it is not words of the step's question ("Aladin" for "who was known by the stage name
@@ -349,8 +361,11 @@ def matches_nothing(table) -> bool:
     return table.num_rows == 0 or all(table.column(c).null_count == table.num_rows for c in data)
 
 
-def run_vector(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:
+def run_vector(
+    node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked_frame: QuestionFrame | None = None
+) -> NodeResult:
     lake = services.lake
+    asked = asked_frame.text if asked_frame is not None else ""
     bounds = bounds_of(node, inputs)
     in_filter = filter_references(node)
     named = [b for b in bounds if b.reference not in in_filter]  # the filter places its own references
@@ -375,7 +390,7 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
     ranked = settings.rank_whole_question and asks_the_whole_question(node, bounds, asked)
     state = run_iteration(told, hits, reader, services.llm, recorder, budget, services.rerank, asked, ranked)
     result.evidence = package(state.selected)
-    result.answer = read_value(state.answer, result, read_question(told.question, packs_for(services.contract)))
+    result.answer = read_value(state.answer, result, step_frame(node, asked_frame, told.question))
     if reader.snapshot_id:
         result.snapshots = {SEGMENTS_TABLE: reader.snapshot_id}
     linked = {h.chunk.document_id: h.chunk for h in hits}
@@ -398,8 +413,8 @@ def run_vector(node, inputs, services, settings, recorder: Recorder, result: Nod
     for row in result.rows:  # the key of the row the document is linked to, for a successor's join
         row["linked_key"] = row["linked_keys"][0] if row["linked_keys"] else None
     result.rows = named_documents(result.rows, result.answer) or result.rows
-    if asked:
-        result.rows = the_one_asked(result.rows, read_question(asked, packs_for(services.contract)))
+    if asked_frame is not None:
+        result.rows = the_one_asked(result.rows, asked_frame)
     result.rows_total = len(result.rows)
     if not state.sufficient:
         result.advice.append(f"evidence iteration stopped without sufficiency ({state.stop})")
@@ -431,7 +446,9 @@ def the_one_asked(rows: list[dict], frame: QuestionFrame) -> list[dict]:
 LINKED_KEY_COLUMNS = frozenset({"linked_key", "linked_keys"})  # a search result's rows the documents cite
 
 
-def run_graph(node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked: str = "") -> NodeResult:
+def run_graph(
+    node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked_frame: QuestionFrame | None = None
+) -> NodeResult:
     """Follow foreign keys or row-document links from the bound values, without the LLM."""
     lake = services.lake
     contract = services.contract
@@ -463,4 +480,4 @@ def run_graph(node, inputs, services, settings, recorder: Recorder, result: Node
         return result
     where = " AND ".join(f"{c} IN ({b.reference})" for c, b in columns)
     traversal = node.model_copy(update={"sql": f"SELECT * FROM {node.source} WHERE {where}"})
-    return run_sql(traversal, inputs, services, settings, recorder, result, asked)
+    return run_sql(traversal, inputs, services, settings, recorder, result, asked_frame)

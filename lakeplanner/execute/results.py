@@ -56,6 +56,7 @@ class NodeResult(BaseModel):
     source: str
     question: str
     returns: list[str] = Field(default_factory=list)  # the columns the plan said later steps need
+    years: list[int] = Field(default_factory=list)  # the years its sub-question names (its frame's)
     columns: list[str] = Field(default_factory=list)
     rows: list[dict[str, Any]] = Field(default_factory=list)  # capped; see rows_total
     rows_total: int = 0
@@ -85,6 +86,7 @@ class NodeResult(BaseModel):
             exposed=node.should_expose_answer,
             answer_description=node.answer_description,
             returns=list(node.returns),
+            years=node.frame.years if node.frame is not None else [],
             **fields,
         )
 

@@ -24,6 +24,7 @@ from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.policy import Access, GuardedEngine, readable, scoped_contract
 from lakeplanner.policy.injection import withheld
 from lakeplanner.policy.model import parse_predicate
+from lakeplanner.storage import LakeStorage
 
 
 def search_and_rerank(lake, collection: str, text: str, filter: str, limit: int) -> list[SearchHit]:
@@ -65,10 +66,8 @@ class LocalServices:
 class ServiceActor:
     """Hosted by Ray: one LLM and one Milvus Lite connection for every node task."""
 
-    def __init__(self, lake_path: str, llm_factory: Callable[[], LLM]) -> None:
-        from lakeplanner.lake import Lake
-
-        self.lake = Lake.open(lake_path)
+    def __init__(self, open_lake: Callable[[], LakeStorage], llm_factory: Callable[[], LLM]) -> None:
+        self.lake = open_lake()
         self.llm = llm_factory()
         self.one_call_at_a_time = threading.Lock()  # the actor is threaded; a llama.cpp model is not
 
@@ -106,19 +105,17 @@ class ActorBackend(Backend):
 
 
 class ActorServices:
-    """The services as seen from a Ray task: picklable (a lake path and an actor handle)."""
+    """The services as seen from a Ray task: picklable (a way to open the lake and an actor handle)."""
 
-    def __init__(self, lake_path: str, actor, model: tuple[str, str], settings) -> None:
-        self.lake_path = lake_path
+    def __init__(self, open_lake: Callable[[], LakeStorage], actor, model: tuple[str, str], settings) -> None:
+        self.open_lake = open_lake
         self.actor = actor
         self.model_name, self.provider = model
         self.settings = settings
 
     @functools.cached_property
-    def lake(self):
-        from lakeplanner.lake import Lake
-
-        return Lake.open(self.lake_path)
+    def lake(self) -> LakeStorage:
+        return self.open_lake()
 
     @functools.cached_property
     def llm(self) -> LLM:
@@ -135,7 +132,7 @@ class ActorServices:
         return ray.get(self.actor.rerank.remote(query, list(texts)))
 
     def __getstate__(self) -> dict:
-        return {k: self.__dict__[k] for k in ("lake_path", "actor", "model_name", "provider", "settings")}
+        return {k: self.__dict__[k] for k in ("open_lake", "actor", "model_name", "provider", "settings")}
 
 
 MAX_HIDDEN_KEYS = 5_000  # hidden row keys a search filter names (see Governed.hidden_rows)

@@ -22,11 +22,11 @@ from lakeplanner.contract.models import Contract, FieldType, ForeignKey
 from lakeplanner.contract.profile import is_provenance
 from lakeplanner.errors import EngineError, LakeplannerError, SqlError
 from lakeplanner.execute.arithmetic import compares, is_year_column
-from lakeplanner.execute.readonly import parse_select, read_only_select
 from lakeplanner.execute.results import SqlRun
 from lakeplanner.llm.base import Message, system, user
 from lakeplanner.plan.model import REFERENCE, PlanNode
 from lakeplanner.policy.injection import addresses_the_model
+from lakeplanner.policy.readonly import parse_select, read_only_select
 from lakeplanner.policy.scope import MASKED
 from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.read import years_in

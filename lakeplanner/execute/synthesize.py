@@ -32,7 +32,6 @@ from lakeplanner.execute.arithmetic import (
 )
 from lakeplanner.execute.compare import Comparison, compared
 from lakeplanner.execute.definitions import defined_span
-from lakeplanner.execute.readonly import parse_select
 from lakeplanner.execute.results import Answer, Citation, NodeResult, document_address
 from lakeplanner.execute.sql import is_aggregate
 from lakeplanner.ingest.segments import SEGMENTS_TABLE, SENTENCE_END
@@ -40,7 +39,8 @@ from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM, Message, assistant, clipped, system, user
 from lakeplanner.plan.extension import TERM, sufficiency
 from lakeplanner.plan.model import REFERENCE
-from lakeplanner.question import Operation, QuestionFrame, packs_for, read_question
+from lakeplanner.policy.readonly import parse_select
+from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.read import years_in
 from lakeplanner.question.words import content_sequence, content_words, stem, word_set
 
@@ -478,7 +478,7 @@ def cut_at_limit(result: NodeResult) -> bool:
 
 
 def uncovered_terms(
-    question: str, contract: Contract, results: list[NodeResult], mentions: Mentions | None = None
+    frame: QuestionFrame, contract: Contract, results: list[NodeResult], mentions: Mentions | None = None
 ) -> list[str]:
     """Coverage gate (seed 002 §3.5): the words of the attribute a what-question asks ("what is the X of
     ...") that neither the schema nor any retrieved row, column or passage mentions, nor (`mentions`)
@@ -487,7 +487,7 @@ def uncovered_terms(
     attribute that names a column covers it ("plate" of "the licence plate" in a column `plate`).
     Passages alone never leave a "what KIND ..." question uncovered: "a British anthropologist"
     answers "what nationality" without the word; table columns do name what they hold."""
-    frame = read_question(question, packs_for(contract))
+    question = frame.text
     if frame.asked_attribute is None or (frame.asks_kind and not any(r.tool == "sql" and r.rows for r in results)):
         return []
     concepts = [
@@ -525,20 +525,19 @@ def is_concept(term: str) -> bool:
 
 
 def synthesize(
-    question: str,
+    frame: QuestionFrame,
     results: list[NodeResult],
     llm: LLM,
     recorder: Recorder,
     contract: Contract | None = None,
     mentions: Mentions | None = None,
-    frame: QuestionFrame | None = None,
     read_answers: bool = False,
 ) -> Answer:
     """`mentions` says which terms the lake's text holds anywhere (ingest.segments.mentioned): the
     coverage gate abstains only on terms that nothing in the lake mentions. `frame` is the question
-    read by the lake's packs (read here when not given). `read_answers`: see `passage_answer`."""
+    read by the lake's packs, filled and bound. `read_answers`: see `passage_answer`."""
     started = time.perf_counter()
-    frame = frame or read_question(question, packs_for(contract))
+    question = frame.text
     exposed = [r for r in results if r.exposed] or results[-1:]
     answer = Answer(question=question, nodes=results, advice=[a for r in results for a in r.advice])
     failed = [r for r in exposed if not r.ok]
@@ -546,7 +545,7 @@ def synthesize(
     if not any(r.rows or r.evidence for r in exposed):
         reason = "; ".join(f"{r.label}: {r.error}" for r in failed) or "the lake holds no data that answers it"
         return abstain(answer, reason, started)
-    missing = uncovered_terms(question, contract, results, mentions) if contract is not None else []
+    missing = uncovered_terms(frame, contract, results, mentions) if contract is not None else []
     if missing:
         return abstain(answer, f"{NOTHING_MENTIONS} {', '.join(missing)}", started)
     block, index = numbered_results(exposed)

@@ -323,7 +323,7 @@ def run_iteration(
     if ranked:
         return best_ranked(node, stream, recorder, budget)
     question = focus(node, asked)
-    guidance = guidance_for(node.question, node.answer_description)
+    guidance = guidance_for(node.asked_frame(), node.answer_description)
     with recorder.step("hseq.iterate", collection=node.source, stream=len(stream)) as step:
         state = iterate(
             question,

@@ -109,6 +109,7 @@ class Backend(ABC):
 
     model_name: str
     provider: str = "unknown"  # gen_ai.provider.name of its calls
+    travels: bool = False  # it holds no loaded model: a Ray actor may receive it as it is (a scripted one)
 
     @abstractmethod
     def generate(self, messages: Sequence[Message], *, schema: dict[str, Any] | None, max_tokens: int) -> RawCompletion:

@@ -14,6 +14,7 @@ Script = Callable[[Sequence[Message], dict[str, Any] | None], str]
 class FakeBackend(Backend):
     provider = "fake"
     model_name = "fake"
+    travels = True
 
     def __init__(self, replies: Sequence[str] | Script = ()) -> None:
         self.replies = replies if callable(replies) else list(replies)

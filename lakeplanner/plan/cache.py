@@ -33,7 +33,7 @@ from lakeplanner.contract.models import SourceKind
 from lakeplanner.ingest.segments import stored_documents
 from lakeplanner.plan.model import Plan
 from lakeplanner.policy import Access
-from lakeplanner.question import Operation, read_question
+from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.words import TOKEN, stem, word_set
 
 _NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])")
@@ -205,7 +205,7 @@ def template_of(question: str, known: KnownValues) -> str:
 
 
 def intent(
-    question: str, template: str, vocabulary: dict[str, frozenset[str]]
+    frame: QuestionFrame, template: str, vocabulary: dict[str, frozenset[str]]
 ) -> tuple[frozenset[str], frozenset[str]]:
     """What a paraphrase keeps: what the question's frame says is asked (a computed operation, a
     ranking or comparison direction, a threshold, a year asked for, a negation, when / where)
@@ -214,7 +214,6 @@ def intent(
 
     `vocabulary` maps a table or column name to the words that name it; an item is mentioned when all
     of its words occur (plural or singular)."""
-    frame = read_question(question)
     asked = {f"op:{frame.operation.value}"} if frame.operation not in WORDING_ONLY else set()
     if frame.direction:
         asked.add(f"{'rank' if frame.superlative else 'compare'}:{frame.direction}")
@@ -246,7 +245,7 @@ def json_escaped(text: str) -> str:
 
 def parameterise(plan: Plan, slots: list[Slot]) -> str:
     """The plan as JSON with each slot value replaced by {{sql<i>}} (as a SQL literal) or {{s<i>}}."""
-    text = plan.model_dump_json()
+    text = plan.model_dump_json(exclude={"frame": True, "nodes": {"__all__": {"frame"}}})
     for i, slot in enumerate(slots):
         for form, marker in ((literal_sql(slot), f"{{{{sql{i}}}}}"), (slot.value, f"{{{{s{i}}}}}")):
             bounded = re.compile(r"(?<![\w$.{])" + re.escape(json_escaped(form)) + r"(?![\w}])")
@@ -356,9 +355,11 @@ class PlanCache:
     def key(self, template: str, context: str) -> str:
         return hashlib.sha256(f"{template}\x1f{self.signature}\x1f{context}".encode()).hexdigest()
 
-    def put(self, question: str, plan: Plan, context: Context = DEFAULT_CONTEXT) -> None:
+    def put(self, frame: QuestionFrame, plan: Plan, context: Context = DEFAULT_CONTEXT) -> None:
+        """Keep `plan` for the question `frame` read (frames are not kept: a hit is framed by its asker)."""
+        question = frame.text
         template, slots = extract_slots(question, self.known)
-        aggregates, terms = intent(question, template, self.vocabulary)
+        aggregates, terms = intent(frame, template, self.vocabulary)
         vector = self.embed(template).tolist() if self.embed else []
         entry = CacheEntry(
             question=normalise(question),
@@ -377,7 +378,8 @@ class PlanCache:
         self.evict()
         self.save()
 
-    def get(self, question: str, context: Context = DEFAULT_CONTEXT) -> CacheHit | None:
+    def get(self, frame: QuestionFrame, context: Context = DEFAULT_CONTEXT) -> CacheHit | None:
+        question = frame.text
         template, slots = extract_slots(question, self.known)
         key = self.key(canonical(template), context.key())
         entry = self.entries.get(key)
@@ -386,7 +388,7 @@ class PlanCache:
             self.entries.move_to_end(key)
             kind = "exact" if entry.question == normalise(question) else "template"
             hit = CacheHit(plan=instantiate(entry.plan_template, slots), kind=kind, source_question=entry.question)
-        hit = hit or self.semantic(question, template, slots, context)
+        hit = hit or self.semantic(frame, template, slots, context)
         return hit if hit is not None and not self.foreign_values(hit.plan, question) else None
 
     def foreign_values(self, plan: Plan, question: str) -> list[str]:
@@ -396,10 +398,10 @@ class PlanCache:
         written = " ".join(t for n in plan.nodes for t in (n.question, n.sql, n.filter) if t)
         return [written[a:b] for a, b, _ in self.known.find(written) if written[a:b].casefold() not in asked]
 
-    def semantic(self, question: str, template: str, slots: list[Slot], context: Context) -> CacheHit | None:
+    def semantic(self, frame: QuestionFrame, template: str, slots: list[Slot], context: Context) -> CacheHit | None:
         if self.embed is None:
             return None
-        aggregates, terms = intent(question, template, self.vocabulary)
+        aggregates, terms = intent(frame, template, self.vocabulary)
         candidates = [
             e
             for e in self.entries.values()

@@ -11,9 +11,9 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from lakeplanner.errors import LakeplannerError, UnsafeSqlError
-from lakeplanner.execute.readonly import MAX_DEPTH, check_depth
 from lakeplanner.ingest.vectors import ChunkRecord, _string_literal
 from lakeplanner.plan.model import REFERENCE
+from lakeplanner.policy.readonly import MAX_DEPTH, check_depth
 
 COLLECTION_FIELDS = tuple(ChunkRecord.model_fields)
 ARRAY_FIELDS = {"linked_keys"}

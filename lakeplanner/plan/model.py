@@ -11,6 +11,9 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lakeplanner.question import QuestionFrame
+from lakeplanner.question.read import read_step
+
 LABEL = re.compile(r"^\$var_[1-9][0-9]*$")
 REFERENCE = re.compile(r"\$var_([0-9]+)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
 # "customers.name in $var_1.answer", "shipment_id in $var_1.linked_keys": the column (of a table, else
@@ -49,6 +52,18 @@ class PlanNode(BaseModel):
     returns: tuple[str, ...] = Field((), description="columns the node's result carries")
     should_expose_answer: bool = False
     answer_description: str | None = None
+    frame: QuestionFrame | None = Field(
+        None, description="the step's sub-question as read under the question's packs (set by `Plan.framed`)"
+    )
+
+    def asked_frame(self, text: str | None = None) -> QuestionFrame | None:
+        """The frame of what the step asks (`text`, e.g. its question with its inputs spelled in, else
+        its question): its own frame when it reads that, else read under its frame's packs; None when
+        it carries no frame."""
+        text = self.question if text is None else text
+        if self.frame is None:
+            return None
+        return self.frame if self.frame.text == text else read_step(self.frame, text)
 
     def references(self) -> list[VarRef]:
         text = " ".join(t for t in (self.question, self.sql, self.filter) if t)
@@ -67,6 +82,29 @@ class Plan(BaseModel):
 
     question: str = ""
     nodes: tuple[PlanNode, ...] = ()
+    frame: QuestionFrame | None = None  # the question as read, filled and bound once, at the ask entry
+
+    def framed(self, frame: QuestionFrame | None = None) -> Plan:
+        """The plan carrying `frame` (or its own), each node with the frame of its sub-question: what
+        goes to the executor (and to Ray workers) reads no words again."""
+        frame = frame or self.frame
+        if frame is None:
+            return self
+        nodes = tuple(self.step_framed(n, frame) for n in self.nodes)
+        return self.model_copy(update={"frame": frame, "question": self.question or frame.text, "nodes": nodes})
+
+    @staticmethod
+    def step_framed(node: PlanNode, frame: QuestionFrame) -> PlanNode:
+        if node.frame is not None and node.frame.text == node.question and node.frame.packs == frame.packs:
+            return node
+        return node.model_copy(update={"frame": read_step(frame, node.question)})
+
+    def step_frame(self, node: PlanNode) -> QuestionFrame | None:
+        """The frame of `node`'s sub-question: its own when it carries one for its question, else read
+        under the plan's frame's packs (None for a plan without a frame)."""
+        if node.frame is not None and node.frame.text == node.question:
+            return node.frame
+        return read_step(self.frame, node.question) if self.frame is not None else None
 
     def node(self, label: str) -> PlanNode | None:
         return next((n for n in self.nodes if n.label == label), None)

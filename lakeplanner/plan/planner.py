@@ -3,6 +3,7 @@ validation -> DataOps repair -> cache store."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 
 from pydantic import BaseModel
@@ -10,15 +11,19 @@ from pydantic import BaseModel
 from lakeplanner.errors import LakeplannerError, LLMUnavailableError
 from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.llm.embeddings import default_embedder
+from lakeplanner.plan.audit import audit
 from lakeplanner.plan.cache import Context, KnownValues, PlanCache, cache_for, context_of, known_values
-from lakeplanner.plan.dataops import plan_from_question, repair, restore_lost_parts
+from lakeplanner.plan.dataops import Repair, Replanner, repair
 from lakeplanner.plan.generate import Generator, Pruner
 from lakeplanner.plan.model import Plan
+from lakeplanner.plan.restore import plan_from_question, restore_lost_parts
+from lakeplanner.plan.settings import PlanSettings
 from lakeplanner.plan.single_source import one_table_plan
 from lakeplanner.plan.validate import Code, Finding, LakeSchema
 from lakeplanner.policy import OPEN, Access, denied_sources, scoped_contract
-from lakeplanner.question import QuestionFrame, packs_for, read_question
-from lakeplanner.question.read import with_values
+from lakeplanner.question import QuestionFrame
+from lakeplanner.question.asked import frame_question
+from lakeplanner.question.lexicon import packs_for
 
 
 class PlanResult(BaseModel):
@@ -48,6 +53,7 @@ class Planner:
         context: Context | None = None,
         use_cache: bool = True,
         access: Access = OPEN,
+        settings: PlanSettings | None = None,
     ) -> None:
         """`access` decides what the planner's prompt shows and what a valid plan may read; plans are
         cached per `context`, by default the access's role and policy version."""
@@ -59,29 +65,36 @@ class Planner:
         self.contract = contract
         self.cache: PlanCache | None = cache_for(lake, embed=default_embedder().embed_query) if use_cache else None
         self.lake = lake
+        self.settings = settings or PlanSettings()
 
     @cached_property
     def known(self) -> KnownValues:
         """The key values the lake holds, to find those a question names (the cache's, when it has one)."""
         return self.cache.known if self.cache is not None else known_values(self.lake)
 
-    def frame_of(self, question: str) -> QuestionFrame:
-        """The question's frame with the lake values it names bound to their columns."""
-        frame = read_question(question, packs_for(self.contract))
-        found = self.known.find(question)
-        return with_values(frame, found, self.known.mentions(question, found))
+    def read(self, question: str, llm: LLM | None = None) -> QuestionFrame:
+        """The question's frame under the lake's packs, filled by `llm` when given, with the lake
+        values it names bound to their columns: what `plan` is handed."""
+        return frame_question(question, packs_for(self.contract), llm=llm, held=self.known)
+
+    def plan_question(self, question: str) -> PlanResult:
+        """`plan` of the question read without filling its open fields (the CLI's and service's plan)."""
+        return self.plan(self.read(question))
 
     def generator(self) -> Generator:
         self.llm = self.llm or get_llm()
         return Generator(self.llm, self.contract, self.pruner)
 
-    def plan(self, question: str) -> PlanResult:
-        if self.cache is not None and (hit := self.cache.get(question, self.context)) is not None:
-            fixed = repair(hit.plan, self.schema)
+    def plan(self, frame: QuestionFrame) -> PlanResult:
+        """The plan for the question `frame` read (filled and bound: see `read`); every plan it
+        returns carries the frame, and each node the frame of its sub-question."""
+        question = frame.text
+        if self.cache is not None and (hit := self.cache.get(frame, self.context)) is not None:
+            fixed = repair(hit.plan.framed(frame), self.schema)
             if fixed.ok:
                 return PlanResult(
                     question=question,
-                    plan=fixed.plan,
+                    plan=fixed.plan.framed(frame),
                     findings=[],
                     edits=fixed.edits,
                     replans=0,
@@ -89,34 +102,38 @@ class Planner:
                     cache=hit.kind,
                     cached_from=hit.source_question,
                 )
-        determined = plan_from_question(question, self.known, self.schema) or one_table_plan(
-            self.frame_of(question), self.schema
-        )
+        determined = plan_from_question(frame, self.known, self.schema) or one_table_plan(frame, self.schema)
         if determined is not None:
             plan, edits = determined
+            plan = plan.framed(frame)
             if self.cache is not None:
-                self.cache.put(question, plan, self.context)
+                self.cache.put(frame, plan, self.context)
             return PlanResult(question=question, plan=plan, findings=[], edits=edits, replans=0, advice=[])
         generator = self.generator()
         tables = self.pruner.select(question)
         try:
-            draft = generator.generate(question, tables=tables)
-            fixed = repair(draft, self.schema, replan=generator.replanner(question, tables))
+            draft = generator.generate(question, tables=tables).framed(frame)
+            fixed = repair(draft, self.schema, replan=framed_replans(generator.replanner(question, tables), frame))
         except LLMUnavailableError:  # nothing else can answer without it (the fallback search asks it too)
             raise
         except LakeplannerError as e:  # the LLM wrote garbage, or the repairs ran out: say so, don't crash
             return PlanResult(
                 question=question,
-                plan=Plan(question=question),
+                plan=Plan(question=question, frame=frame),
                 findings=[Finding(code=Code.empty_plan, node=None, message=e.message)],
                 edits=[],
                 replans=0,
                 advice=[f"no plan: {e.message}" + (f" ({e.hint})" if e.hint else "")],
                 tables_shown=tables,
             )
-        plan, restored = restore_lost_parts(fixed.plan, self.known, self.schema) if fixed.ok else (fixed.plan, [])
+        if fixed.ok and self.settings.audit:
+            fixed = self.audited(fixed, frame, generator.replanner(question, tables))
+        if fixed.ok:
+            plan, restored = restore_lost_parts(fixed.plan, frame, self.known, self.schema)
+        else:
+            plan, restored = fixed.plan.framed(frame), []
         if fixed.ok and self.cache is not None:
-            self.cache.put(question, plan, self.context)
+            self.cache.put(frame, plan, self.context)
         return PlanResult(
             question=question,
             plan=plan,
@@ -126,3 +143,22 @@ class Planner:
             advice=fixed.advice,
             tables_shown=tables,
         )
+
+    def audited(self, fixed: Repair, frame: QuestionFrame, replan: Replanner) -> Repair:
+        """`fixed` when the LLM audit finds it answers the question; else its one redraft with the
+        audit's problems as feedback, when that validates (the first plan when it does not)."""
+        problems = audit(self.llm, frame.text, fixed.plan)
+        if not problems:
+            return replace(fixed, edits=[*fixed.edits, "audit: the plan answers the question"])
+        said = "; ".join(p.message for p in problems)
+        again = repair(replan(fixed.plan, problems).framed(frame), self.schema)
+        if not again.ok:
+            return replace(fixed, edits=[*fixed.edits, f"audit: {said} (its redraft did not validate; kept)"])
+        return replace(
+            again, edits=[*fixed.edits, f"audit: {said}; drafted again", *again.edits], replans=fixed.replans + 1
+        )
+
+
+def framed_replans(replan: Replanner, frame: QuestionFrame) -> Replanner:
+    """A replanner whose drafts carry the question's frame, like the first draft."""
+    return lambda plan, findings: replan(plan, findings).framed(frame)

@@ -9,8 +9,9 @@ documents (documents_after_tables), as it does after any plan whose tables fall 
 from __future__ import annotations
 
 from lakeplanner.plan.cache import GENERIC_PARTS
-from lakeplanner.plan.dataops import about, asked_column, name_stems
+from lakeplanner.plan.dataops import about, name_stems
 from lakeplanner.plan.model import Plan, PlanNode, Tool
+from lakeplanner.plan.restore import asked_column
 from lakeplanner.plan.validate import LakeSchema, validate
 from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.frame import MEASURES

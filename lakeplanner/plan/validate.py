@@ -20,12 +20,11 @@ from sqlglot.errors import ParseError, TokenError
 
 from lakeplanner.contract.models import Contract, FieldType, SourceKind
 from lakeplanner.errors import UnsafeSqlError
-from lakeplanner.execute.readonly import MAX_SQL_CHARS, read_only_select
 from lakeplanner.ingest.tables import KEY_COLUMN
 from lakeplanner.plan.filters import COLLECTION_FIELDS, FilterError, fields_of, milvus_expression, parse_filter
 from lakeplanner.plan.model import LABEL, REFERENCE, Plan, PlanNode, Tool
+from lakeplanner.policy.readonly import MAX_SQL_CHARS, read_only_select
 from lakeplanner.question.lexicon import names_computed_value
-from lakeplanner.question.read import read_question
 
 NUMERIC = {FieldType.integer, FieldType.number}
 
@@ -570,7 +569,8 @@ def check_prose_questions(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
     description, of a table with no column for it: such answers are written in documents. The subject
     is the collection to read instead."""
     for node in plan.nodes:
-        asked = read_question(node.question or "").prose
+        frame = plan.step_frame(node)
+        asked = frame.prose if frame is not None else None
         if node.tool != Tool.sql or node.sql or node.source not in schema.tables or asked is None:
             continue
         word = asked.text.lower()[:5]  # "how i..." names no column: a question of method is prose

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 from lakeplanner.llm.base import LLM, system, user
 from lakeplanner.question.frame import Operation, QuestionFrame, Span
 from lakeplanner.question.lexicon import lexicon
-from lakeplanner.question.read import attribute_of, remember
+from lakeplanner.question.read import attribute_of
 
 INSTRUCTIONS = (
     "Copy from the question the words that name what it asks for (the thing whose value is the answer), "
@@ -40,14 +40,13 @@ def fill_frame(frame: QuestionFrame, llm: LLM) -> QuestionFrame:
     subject = span_in(frame.text, proposal)
     if subject is None:
         return frame
-    filled = frame.model_copy(
+    return frame.model_copy(
         update={
             "subject": subject,
             "attribute": attribute_of(subject, lexicon(frame.packs)),
             "filled": (*frame.filled, "subject"),
         }
     )
-    return remember(filled)
 
 
 def span_in(text: str, proposal: str) -> Span | None:

@@ -1,7 +1,7 @@
 """Read a question once into its frame: deterministic, from the lexicon and the lake's packs.
 
-Every later stage reads the frame instead of the question's text. `read_question` is memoized, so a
-stage that only holds the text (a Ray worker, a step question) gets the same frame without reading again.
+The ask entry reads, fills and binds the question once; the frame then travels on the plan (and a step
+frame on each node) to every later stage, Ray workers included.
 """
 
 from __future__ import annotations
@@ -55,22 +55,17 @@ def span_of(match: re.Match, group: int = 0) -> Span:
     return Span(start=match.start(group), end=match.end(group), text=match.group(group))
 
 
-REMEMBERED: dict[tuple[str, tuple[str, ...]], QuestionFrame] = {}
-MAX_REMEMBERED = 1024
-
-
 def read_question(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
-    """The frame of `text` under the lexicon with `packs` switched on (as filled, where a field the
-    reader left open was filled: see `remember`)."""
-    return REMEMBERED.get((text, packs)) or read_frame(text, packs)
+    """The frame of `text` under the lexicon with `packs` switched on, read by the lexicon alone.
+    The ask entry reads the user's question with it once; a step's sub-question is read by
+    `QuestionFrame.step`, under the question's packs."""
+    return read_frame(text, packs)
 
 
-def remember(frame: QuestionFrame) -> QuestionFrame:
-    """Keep a filled frame, so that every stage reading the same question reads it."""
-    if len(REMEMBERED) >= MAX_REMEMBERED:
-        REMEMBERED.pop(next(iter(REMEMBERED)))
-    REMEMBERED[(frame.text, frame.packs)] = frame
-    return frame
+def read_step(frame: QuestionFrame, text: str) -> QuestionFrame:
+    """The frame of a step's sub-question (or of what a step asks), read under `frame`'s packs: a
+    plan's nodes and the question they serve read words alike (`frame` itself for its own text)."""
+    return frame if text == frame.text else read_frame(text, frame.packs)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -150,7 +150,7 @@ class Runner:
 
     def plan(self, question: str, access: Access, use_cache: bool = True) -> PlanResult:
         with self.one_at_a_time:
-            return Planner(self.lake, self.executor.llm, use_cache=use_cache, access=access).plan(question)
+            return Planner(self.lake, self.executor.llm, use_cache=use_cache, access=access).plan_question(question)
 
     def visible_record(self, trace_id: str, access: Access) -> RunRecord:
         """The run record of `trace_id`, when `access` may see it: its own, or any with `audit`."""

@@ -86,6 +86,7 @@ class ReplayBackend(Backend):
 
     provider = "replay"
     model_name = "replay"
+    travels = True  # to a Ray actor: the serial/Ray parity test replays the same cassette on both
 
     def __init__(self, cassette: Cassette, lake: str) -> None:
         self.cassette = cassette

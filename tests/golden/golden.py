@@ -55,19 +55,8 @@ def readable(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
 
-def forget_filled_frames() -> None:
-    """Each question read afresh: frames an LLM filled for an earlier one are not reused (the module
-    keeping them, where it still exists, is the question reader's)."""
-    from lakeplanner.question import read
-
-    remembered = getattr(read, "REMEMBERED", None)
-    if remembered is not None:
-        remembered.clear()
-
-
 def ask_pinned(lake: Lake, question: str, backend: Backend, settings: LLMSettings) -> dict[str, Any]:
     """Ask `question` in process, in order, without the plan cache; the golden record of what happened."""
-    forget_filled_frames()
     plans: list[PlanResult] = []
     answer = lake.ask(
         question,
