@@ -1162,15 +1162,15 @@ def test_a_key_filter_the_question_never_asked_for_is_dropped(sample_lake):
 def test_the_documents_of_the_one_row_a_question_names_are_found_through_its_link(sample_lake, logistics):
     """When tables could not answer a question about a row it names, the documents searched are that
     row's own (the table's link column, else that of the one table it joins holding one), filtered to it."""
-    from lakeplanner.execute.ask import own_documents_search
     from lakeplanner.execute.engines import DuckDBEngine
     from lakeplanner.plan.cache import known_values
+    from lakeplanner.plan.own_documents import own_documents_search
     from lakeplanner.question import read_question
     from lakeplanner.question.read import with_values
 
     def searched(lake, question: str) -> Plan | None:
         frame = with_values(read_question(question), known_values(lake).find(question))
-        return own_documents_search(lake, framed(Plan(question=question)), frame)
+        return own_documents_search(framed(Plan(question=question)), frame, lake.contract)
 
     sales, _ = sample_lake
     reader, search = searched(sales, "What notice period applies to customer C001?").nodes
