@@ -24,7 +24,7 @@ from lakeplanner.lineage.tracing import Lineage
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import Context
 from lakeplanner.plan.dataops import names_tables, one_search
-from lakeplanner.plan.model import Plan
+from lakeplanner.plan.model import WITHOUT_FRAMES, Plan
 from lakeplanner.plan.own_documents import own_documents_search
 from lakeplanner.plan.planner import Planner, PlanResult
 from lakeplanner.plan.validate import LakeSchema
@@ -33,7 +33,6 @@ from lakeplanner.question import QuestionFrame, packs_for
 from lakeplanner.question.asked import frame_question
 
 OnResult = Callable[[NodeResult], None]
-FRAMES = {"frame": True, "nodes": {"__all__": {"frame"}}}  # the root span holds the frame's summary
 OnPlan = Callable[[PlanResult], None]
 
 
@@ -272,7 +271,7 @@ def ask(
                 emit(lineage, planning)
                 span.set_attributes(
                     {
-                        "lakeplanner.plan": planned.plan.model_dump_json(exclude=FRAMES),
+                        "lakeplanner.plan": planned.plan.model_dump_json(exclude=WITHOUT_FRAMES),
                         "lakeplanner.plan.valid": planned.ok,
                         "lakeplanner.plan.cache": planned.cache or "miss",
                         "lakeplanner.dataops.edits": "; ".join(planned.edits),

@@ -331,9 +331,8 @@ def run_sql(
 def step_frame(node: PlanNode, asked_frame: QuestionFrame | None, text: str) -> QuestionFrame:
     """The frame of what a step asks once its inputs are spelled in (`text`), read under the packs of
     the frames it carries (a bare frame of the words where it carries none)."""
-    if node.frame is not None:
-        return node.asked_frame(text)
-    return read_step(asked_frame, text) if asked_frame is not None else QuestionFrame(text=text)
+    reader = node.frame or asked_frame
+    return read_step(reader, text) if reader is not None else QuestionFrame(text=text)
 
 
 def read_value(answer: str, result: NodeResult, frame: QuestionFrame) -> str | None:

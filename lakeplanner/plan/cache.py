@@ -31,7 +31,7 @@ from sqlglot import exp
 import lakeplanner
 from lakeplanner.contract.models import SourceKind
 from lakeplanner.ingest.segments import stored_documents
-from lakeplanner.plan.model import Plan
+from lakeplanner.plan.model import WITHOUT_FRAMES, Plan
 from lakeplanner.policy import Access
 from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.words import TOKEN, stem, word_set
@@ -245,7 +245,7 @@ def json_escaped(text: str) -> str:
 
 def parameterise(plan: Plan, slots: list[Slot]) -> str:
     """The plan as JSON with each slot value replaced by {{sql<i>}} (as a SQL literal) or {{s<i>}}."""
-    text = plan.model_dump_json(exclude={"frame": True, "nodes": {"__all__": {"frame"}}})
+    text = plan.model_dump_json(exclude=WITHOUT_FRAMES)
     for i, slot in enumerate(slots):
         for form, marker in ((literal_sql(slot), f"{{{{sql{i}}}}}"), (slot.value, f"{{{{s{i}}}}}")):
             bounded = re.compile(r"(?<![\w$.{])" + re.escape(json_escaped(form)) + r"(?![\w}])")

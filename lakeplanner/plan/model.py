@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from lakeplanner.question import QuestionFrame
 from lakeplanner.question.read import read_step
 
+# a plan as JSON without its frames, where the frame is kept apart (a trace's root span) or not at all (a
+# cached plan, which its asker frames)
+WITHOUT_FRAMES = {"frame": True, "nodes": {"__all__": {"frame"}}}
 LABEL = re.compile(r"^\$var_[1-9][0-9]*$")
 REFERENCE = re.compile(r"\$var_([0-9]+)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
 # "customers.name in $var_1.answer", "shipment_id in $var_1.linked_keys": the column (of a table, else
@@ -60,10 +63,7 @@ class PlanNode(BaseModel):
         """The frame of what the step asks (`text`, e.g. its question with its inputs spelled in, else
         its question): its own frame when it reads that, else read under its frame's packs; None when
         it carries no frame."""
-        text = self.question if text is None else text
-        if self.frame is None:
-            return None
-        return self.frame if self.frame.text == text else read_step(self.frame, text)
+        return read_step(self.frame, self.question if text is None else text) if self.frame is not None else None
 
     def references(self) -> list[VarRef]:
         text = " ".join(t for t in (self.question, self.sql, self.filter) if t)
@@ -101,10 +101,9 @@ class Plan(BaseModel):
 
     def step_frame(self, node: PlanNode) -> QuestionFrame | None:
         """The frame of `node`'s sub-question: its own when it carries one for its question, else read
-        under the plan's frame's packs (None for a plan without a frame)."""
-        if node.frame is not None and node.frame.text == node.question:
-            return node.frame
-        return read_step(self.frame, node.question) if self.frame is not None else None
+        under the packs of its frame or the plan's (None when neither has a frame)."""
+        reader = node.frame or self.frame
+        return read_step(reader, node.question) if reader is not None else None
 
     def node(self, label: str) -> PlanNode | None:
         return next((n for n in self.nodes if n.label == label), None)

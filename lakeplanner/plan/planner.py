@@ -113,7 +113,8 @@ class Planner:
         tables = self.pruner.select(question)
         try:
             draft = generator.generate(question, tables=tables).framed(frame)
-            fixed = repair(draft, self.schema, replan=framed_replans(generator.replanner(question, tables), frame))
+            replan = framed_replans(generator.replanner(question, tables), frame)
+            fixed = repair(draft, self.schema, replan=replan)
         except LLMUnavailableError:  # nothing else can answer without it (the fallback search asks it too)
             raise
         except LakeplannerError as e:  # the LLM wrote garbage, or the repairs ran out: say so, don't crash
@@ -127,7 +128,7 @@ class Planner:
                 tables_shown=tables,
             )
         if fixed.ok and self.settings.audit:
-            fixed = self.audited(fixed, frame, generator.replanner(question, tables))
+            fixed = self.audited(fixed, frame, replan)
         if fixed.ok:
             plan, restored = restore_lost_parts(fixed.plan, frame, self.known, self.schema)
         else:
@@ -145,13 +146,14 @@ class Planner:
         )
 
     def audited(self, fixed: Repair, frame: QuestionFrame, replan: Replanner) -> Repair:
-        """`fixed` when the LLM audit finds it answers the question; else its one redraft with the
-        audit's problems as feedback, when that validates (the first plan when it does not)."""
+        """`fixed` when the LLM audit finds it answers the question; else its one redraft (by `replan`,
+        whose drafts carry the frame) with the audit's problems as feedback, when that validates (the
+        first plan when it does not)."""
         problems = audit(self.llm, frame.text, fixed.plan)
         if not problems:
             return replace(fixed, edits=[*fixed.edits, "audit: the plan answers the question"])
         said = "; ".join(p.message for p in problems)
-        again = repair(replan(fixed.plan, problems).framed(frame), self.schema)
+        again = repair(replan(fixed.plan, problems), self.schema)
         if not again.ok:
             return replace(fixed, edits=[*fixed.edits, f"audit: {said} (its redraft did not validate; kept)"])
         return replace(

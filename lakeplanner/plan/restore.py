@@ -568,7 +568,7 @@ def restore_lost_parts(
 ) -> tuple[Plan, list[str]]:
     """What the question asks that the planner's steps dropped, put back: the ids it names, the
     ranking of a one-step plan, a part only documents tell (searched first), a count, ... (`RESTORES`)."""
-    plan, edits = plan.framed(frame), []
+    plan, edits = plan.framed(frame), []  # its validations read step frames
     for restore in RESTORES:
         plan, restored = restore(plan, frame, known, schema)
         edits += restored
