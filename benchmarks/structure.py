@@ -1122,6 +1122,10 @@ def reader_metric(readers: list[Reader]) -> Metric:
     )
 
 
+def cycle_metric(name: str, cycles: list, target: int | None, note: str) -> Metric:
+    return Metric(name, len(cycles), target, [" -> ".join(c.cycle) for c in cycles], [asdict(c) for c in cycles], note)
+
+
 def measure(root: Path) -> dict[str, Metric]:
     modules = load_modules(root)
     readers = question_text_readers(modules)
@@ -1151,30 +1155,19 @@ def measure(root: Path) -> dict[str, Metric]:
             [{"path": path, "lines": n} for path, n in long],
             "no target in the issue",
         ),
-        Metric(
+        cycle_metric(
             "import_cycles",
-            len(imports.cycles),
+            imports.cycles,
             0,
-            [" -> ".join(c.cycle) for c in imports.cycles],
-            [asdict(c) for c in imports.cycles],
             f"{len(imports.module_level_cycles)} of them remain with module-level imports only",
         ),
-        Metric(
+        cycle_metric(
             "import_cycles_module_level",
-            len(imports.module_level_cycles),
+            imports.module_level_cycles,
             None,
-            [" -> ".join(c.cycle) for c in imports.module_level_cycles],
-            [asdict(c) for c in imports.module_level_cycles],
             "the cycles left when imports inside functions are dropped (these run at import time)",
         ),
-        Metric(
-            "package_cycles",
-            len(imports.package_cycles),
-            0,
-            [" -> ".join(c.cycle) for c in imports.package_cycles],
-            [asdict(c) for c in imports.package_cycles],
-            "over packages (a module's first two name parts)",
-        ),
+        cycle_metric("package_cycles", imports.package_cycles, 0, "over packages (a module's first two name parts)"),
         Metric(
             "benchmark_words_outside_packs",
             len(occurrences),
