@@ -417,7 +417,7 @@ def trace(
     lake: LakeOption = Path("lake"),
 ) -> None:
     """Print an answer's lineage: the span tree of planning, each node, LLM call, SQL statement and search."""
-    from lakeplanner.lineage.runs import list_runs
+    from lakeplanner.execute.runs import list_runs
     from lakeplanner.lineage.tracing import attribute_values, read_spans
 
     if trace_id == "latest":
@@ -456,7 +456,7 @@ def replay(
 ) -> None:
     """Re-run a recorded answer's SQL at the Iceberg snapshots it read and re-read its evidence; say
     whether everything still matches (exit code 1 when something changed)."""
-    from lakeplanner.lineage.replay import replay as run_replay
+    from lakeplanner.execute.replay import replay as run_replay
 
     with opened(lake) as target:
         report = run_replay(target, trace_id)

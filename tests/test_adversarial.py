@@ -5,7 +5,7 @@ benchmarks/adversarial.py runs the same corpus with the real model."""
 
 import pytest
 
-from lakeplanner.policy.injection import MARKER, addresses_the_model, withheld
+from lakeplanner.injection import MARKER, addresses_the_model, withheld
 from tests.adversarial import (
     adversarial_lake,
     cases,

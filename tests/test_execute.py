@@ -742,7 +742,7 @@ def test_a_question_naming_no_row_that_the_tables_could_not_answer_is_tried_in_t
 
 def test_the_end_of_a_long_paragraph_is_read_cited_and_replayed(tmp_path):
     from lakeplanner import Lake
-    from lakeplanner.lineage.replay import evidence_check
+    from lakeplanner.execute.replay import evidence_check
 
     source = tmp_path / "source"
     source.mkdir()

@@ -7,8 +7,8 @@ from test_execute import SERIAL, TWO_HOP, two_hop_llm
 from typer.testing import CliRunner
 
 from lakeplanner.cli import app
-from lakeplanner.lineage.replay import replay
-from lakeplanner.lineage.runs import load_run, save_run
+from lakeplanner.execute.replay import replay
+from lakeplanner.execute.runs import load_run, save_run
 from lakeplanner.lineage.tracing import SPANS_FILE, TRACES, attribute_values, read_spans
 
 

@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 
 from lakeplanner.config import StructureConfig
 from lakeplanner.contract.models import ADDRESSES_MODEL, FieldEntry, FieldType, field_id
-from lakeplanner.policy.injection import addresses_the_model, name_addresses_the_model
+from lakeplanner.injection import addresses_the_model, name_addresses_the_model
 
 _ID_LIKE = re.compile(r"(^|_)(id|uid|key|uuid|guid|code|ticker|symbol|sku|ref|number|no)$|^id_|_id_", re.I)
 EXAMPLES = 3

@@ -14,11 +14,11 @@ from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.labels import labelled
 from lakeplanner.execute.nodes import TABLE_DATA_ERRORS, unreadable_table_data
 from lakeplanner.execute.results import Answer, NodeResult
+from lakeplanner.execute.runs import RunRecord, save_run
 from lakeplanner.execute.services import relevance
 from lakeplanner.execute.synthesize import NOTHING_MENTIONS, abstain, synthesize
 from lakeplanner.execute.vector import sub_question
 from lakeplanner.ingest.segments import mentioned
-from lakeplanner.lineage.runs import RunRecord, save_run
 from lakeplanner.lineage.steps import Recorder, RecordingLLM, Step, data_chars, usage
 from lakeplanner.lineage.tracing import Lineage
 from lakeplanner.llm.embeddings import default_embedder

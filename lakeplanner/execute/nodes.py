@@ -32,13 +32,13 @@ from lakeplanner.execute.vector import (
     written_filter,
 )
 from lakeplanner.ingest.segments import SEGMENTS_TABLE, stored_documents
+from lakeplanner.injection import name_addresses_the_model, withheld_value
 from lakeplanner.lineage import semconv
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.plan.dataops import Fixer, recommend
 from lakeplanner.plan.model import Plan, PlanNode, Tool
 from lakeplanner.plan.validate import LakeSchema, check_sql, validate
 from lakeplanner.policy import OPEN, Access
-from lakeplanner.policy.injection import name_addresses_the_model, withheld_value
 from lakeplanner.question import QuestionFrame
 from lakeplanner.question.read import read_step
 from lakeplanner.question.words import stem

@@ -17,12 +17,12 @@ from sqlglot import exp
 from lakeplanner.errors import AccessDeniedError
 from lakeplanner.execute.engines import get_engine
 from lakeplanner.ingest.vectors import SearchHit, _string_literal
+from lakeplanner.injection import withheld
 from lakeplanner.lineage import semconv
 from lakeplanner.llm.base import LLM, Backend, Message, RawCompletion
 from lakeplanner.llm.embeddings import default_embedder, default_reranker
 from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.policy import Access, GuardedEngine, readable, scoped_contract
-from lakeplanner.policy.injection import withheld
 from lakeplanner.policy.model import parse_predicate
 from lakeplanner.storage import LakeStorage
 

@@ -23,9 +23,9 @@ from lakeplanner.contract.profile import is_provenance
 from lakeplanner.errors import EngineError, LakeplannerError, SqlError
 from lakeplanner.execute.arithmetic import compares, is_year_column
 from lakeplanner.execute.results import SqlRun
+from lakeplanner.injection import addresses_the_model
 from lakeplanner.llm.base import Message, system, user
 from lakeplanner.plan.model import REFERENCE, PlanNode
-from lakeplanner.policy.injection import addresses_the_model
 from lakeplanner.policy.readonly import parse_select, read_only_select
 from lakeplanner.policy.scope import MASKED
 from lakeplanner.question import Operation, QuestionFrame

@@ -15,12 +15,12 @@ from lakeplanner.contract.links import DocumentIndex
 from lakeplanner.execute.hseq import Budget, Iteration, Segment, guidance_for, iterate, passages
 from lakeplanner.ingest.segments import SEGMENTS_TABLE, heading_of, stored_documents
 from lakeplanner.ingest.vectors import SearchHit, _in_filter, _string_literal
+from lakeplanner.injection import withheld
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM
 from lakeplanner.plan.filters import milvus_expression
 from lakeplanner.plan.model import REFERENCE, PlanNode
 from lakeplanner.plan.validate import VECTOR_ANSWER
-from lakeplanner.policy.injection import withheld
 
 MAX_FILTER_VALUES = 500
 STREAM_CAP = 40

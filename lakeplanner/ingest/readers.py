@@ -25,7 +25,7 @@ from lakeplanner.contract.models import ExclusionManifest
 from lakeplanner.errors import BadSourceError
 from lakeplanner.ingest.report_tables import read_report_csv
 from lakeplanner.ingest.typed import typed_text_columns
-from lakeplanner.policy.injection import name_addresses_the_model
+from lakeplanner.injection import name_addresses_the_model
 
 PROVENANCE_FILE, PROVENANCE_RECORD, PROVENANCE_PARENT = "_lp_file", "_lp_record", "_lp_parent"
 RESERVED_PREFIX = "_lp_"  # the lake's provenance columns; a source column must not pass for one

@@ -17,9 +17,9 @@ from sqlalchemy import text
 
 from lakeplanner.contract.store import SCHEMA_FILE
 from lakeplanner.execute.results import Answer
+from lakeplanner.execute.runs import RunRecord, save_run
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.ingest.tables import snapshot_of
-from lakeplanner.lineage.runs import RunRecord, save_run
 from lakeplanner.lineage.tracing import Lineage
 from lakeplanner.plan.cache import normalise
 from lakeplanner.policy import Access

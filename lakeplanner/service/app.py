@@ -31,11 +31,11 @@ from lakeplanner.errors import (
     LakeplannerError,
     LLMUnavailableError,
 )
+from lakeplanner.execute.replay import ReplayReport, replay
 from lakeplanner.execute.results import Answer, NodeResult
+from lakeplanner.execute.runs import RunRecord, list_runs, load_run
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.lake import Lake, LakeInfo
-from lakeplanner.lineage.replay import ReplayReport, replay
-from lakeplanner.lineage.runs import RunRecord, list_runs, load_run
 from lakeplanner.lineage.tracing import read_spans
 from lakeplanner.llm.base import LLM
 from lakeplanner.plan.extension import add_term, propose, sufficiency, version_log

@@ -19,8 +19,8 @@ from markupsafe import escape
 
 from lakeplanner.errors import AccessDeniedError, LakeplannerError
 from lakeplanner.execute.results import Answer, Evidence
+from lakeplanner.execute.runs import RunRecord
 from lakeplanner.lineage import semconv
-from lakeplanner.lineage.runs import RunRecord
 from lakeplanner.lineage.tracing import attribute_values, read_spans
 from lakeplanner.plan.model import Plan
 from lakeplanner.policy import Access

@@ -14,9 +14,9 @@ from lakeplanner.errors import AccessDeniedError, LakeplannerError
 from lakeplanner.execute.ask import ask
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.results import Answer, NodeResult
+from lakeplanner.execute.runs import RUNS, RunRecord, load_run
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.lake import Lake
-from lakeplanner.lineage.runs import RUNS, RunRecord, load_run
 from lakeplanner.llm.base import LLM
 from lakeplanner.plan.generate import prepare_planning
 from lakeplanner.plan.model import Plan

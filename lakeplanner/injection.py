@@ -2,7 +2,10 @@
 addresses the model (to override its instructions, force an answer, reveal its prompt or cite a
 chosen source) is withheld before any prompt sees it: masked with a marker of the same length, so the
 spans cited around it keep their offsets, and the grounding check finds no planted value to ground an
-answer on."""
+answer on.
+
+A rule on lake text, not on roles: it sits below every stage that shows lake text to a prompt (profiling
+in contract/, reading files in ingest/, each node in execute/)."""
 
 from __future__ import annotations
 

@@ -8,10 +8,10 @@ from pyiceberg.expressions import And, EqualTo
 
 from lakeplanner.errors import LakeplannerError
 from lakeplanner.execute.engines import get_engine
+from lakeplanner.execute.runs import load_run
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.execute.sql import parse_select, result_digest
 from lakeplanner.ingest.segments import SEGMENTS_TABLE, content_hash
-from lakeplanner.lineage.runs import load_run
 
 
 class Check(BaseModel):
