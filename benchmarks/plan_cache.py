@@ -19,8 +19,9 @@ from pathlib import Path
 from lakeplanner import Lake, sample_lake_path
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import cache_for
+from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import Plan, PlanNode
-from lakeplanner.plan.validate import LakeSchema, validate
+from lakeplanner.plan.validate import validate
 from lakeplanner.question import read_question
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,8 +21,8 @@ from lakeplanner.execute.sql import checked
 from lakeplanner.lake import sample_lake_path
 from lakeplanner.llm import LLM
 from lakeplanner.llm.fake import FakeBackend
+from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import Plan, PlanNode
-from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.policy import Policy
 from lakeplanner.policy.readonly import locked_duckdb, parse_select, read_only_select
 

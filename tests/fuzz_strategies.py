@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from lakeplanner.contract.models import FieldType
 from lakeplanner.plan.filters import COLLECTION_FIELDS
-from lakeplanner.plan.validate import LakeSchema
+from lakeplanner.plan.lake_schema import LakeSchema
 
 PLANS = Path(__file__).parent / "data" / "plans"
 VALID_PLANS = [c["plan"] for c in yaml.safe_load((PLANS / "valid.yaml").read_text())]

@@ -13,8 +13,8 @@ from lakeplanner.execute.sql import held_filters, parse_select
 from lakeplanner.llm import LLM
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.llm.fake import FakeBackend
+from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import Plan, PlanNode
-from lakeplanner.plan.validate import LakeSchema
 
 SERIAL = ExecSettings(mode="serial")
 
@@ -562,7 +562,7 @@ def test_a_value_no_other_column_holds_is_left_for_the_llm(sample_lake):
     lake, _ = sample_lake
     from lakeplanner.execute.engines import DuckDBEngine
     from lakeplanner.execute.sql import fix_misplaced_literals
-    from lakeplanner.plan.validate import LakeSchema
+    from lakeplanner.plan.lake_schema import LakeSchema
 
     columns = LakeSchema.from_contract(lake.contract).tables
     nowhere = parse_select("SELECT city FROM customers WHERE customer_id = 'Nobody Ltd'")

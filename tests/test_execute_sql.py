@@ -278,7 +278,7 @@ def test_the_per_year_example_uses_the_lakes_own_period_column():
 
 def test_a_column_of_a_table_the_statement_may_join_is_joined_along_its_foreign_key(logistics):
     from lakeplanner.execute.sql import with_missing_joins
-    from lakeplanner.plan.validate import LakeSchema
+    from lakeplanner.plan.lake_schema import LakeSchema
 
     schema = LakeSchema.from_contract(logistics.contract)
     allowed = schema.sql_tables("shipments")
@@ -299,8 +299,8 @@ def test_a_name_a_search_read_is_matched_against_the_column_the_step_names(logis
     """The step says "carriers.name in $var_1.answer"; a statement comparing the key column with it
     compares the name column, joined along the foreign key."""
     from lakeplanner.execute.sql import with_missing_joins
+    from lakeplanner.plan.lake_schema import LakeSchema
     from lakeplanner.plan.model import PlanNode
-    from lakeplanner.plan.validate import LakeSchema
 
     node = PlanNode(
         label="$var_2",
@@ -380,7 +380,7 @@ def test_a_column_named_without_its_table_is_the_steps_own():
 def test_a_key_compared_with_a_word_its_target_table_holds_reads_the_rows_that_hold_it(logistics):
     """`shipments.carrier = 'rail'`: no carrier code is 'rail'; the carriers' mode column holds it."""
     from lakeplanner.execute.sql import category_values, fix_key_literals
-    from lakeplanner.plan.validate import LakeSchema
+    from lakeplanner.plan.lake_schema import LakeSchema
 
     schema = LakeSchema.from_contract(logistics.contract)
     allowed = schema.sql_tables("shipments")

@@ -60,8 +60,9 @@ from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.plan.cache import KnownValues, extract_slots, template_of
 from lakeplanner.plan.dataops import Repair, repair
 from lakeplanner.plan.filters import COLLECTION_FIELDS, FilterError, milvus_expression
+from lakeplanner.plan.findings import Finding
 from lakeplanner.plan.model import Plan
-from lakeplanner.plan.validate import Finding, validate
+from lakeplanner.plan.validate import validate
 from lakeplanner.policy.readonly import ANONYMOUS_ALLOWED, DENIED_FUNCTIONS, locked_duckdb, parse_select
 from lakeplanner.question import QuestionFrame, Span, read_question
 from lakeplanner.question.fill import fill_frame

@@ -4,8 +4,10 @@ import pytest
 from restores import framed
 
 from lakeplanner.plan.dataops import recommend, repair
+from lakeplanner.plan.findings import Code
+from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import Plan, PlanNode
-from lakeplanner.plan.validate import Code, LakeSchema, validate
+from lakeplanner.plan.validate import validate
 
 
 @pytest.fixture(scope="module")
@@ -648,8 +650,8 @@ def test_a_lost_count_goes_to_the_step_reading_the_counted_table_and_a_counting_
 def test_arithmetic_over_a_row_the_question_names_reads_its_table_not_the_documents():
     from restores import restore_table_arithmetic
 
+    from lakeplanner.contract.models import FieldType
     from lakeplanner.plan.cache import KnownValues
-    from lakeplanner.plan.validate import FieldType
 
     schema = LakeSchema(
         tables={"financials": {"line_item": FieldType.string, "year": FieldType.integer, "value": FieldType.number}},

@@ -6,9 +6,9 @@ from lakeplanner.contract.models import FieldType
 from lakeplanner.llm.base import LLM
 from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.plan.cache import KnownValues
+from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.planner import Planner
 from lakeplanner.plan.single_source import one_table_plan, tables_of_named_columns
-from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.question import read_question
 from lakeplanner.question.read import with_values
 

@@ -6,8 +6,10 @@ import pytest
 import yaml
 from restores import framed
 
+from lakeplanner.plan.findings import Code
+from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import Plan
-from lakeplanner.plan.validate import Code, LakeSchema, validate
+from lakeplanner.plan.validate import validate
 
 PLANS = Path(__file__).parent / "data" / "plans"
 BROKEN = yaml.safe_load((PLANS / "broken.yaml").read_text())

@@ -11,9 +11,11 @@ from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.llm import LLM
 from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.plan.cache import context_of
+from lakeplanner.plan.findings import Code
+from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import Plan, PlanNode
 from lakeplanner.plan.planner import Planner
-from lakeplanner.plan.validate import Code, LakeSchema, validate
+from lakeplanner.plan.validate import validate
 from lakeplanner.policy import OPEN, Policy, RolePolicy, denied_sources, guard, scoped_contract
 
 SERIAL = ExecSettings(mode="serial")

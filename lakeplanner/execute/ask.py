@@ -24,10 +24,10 @@ from lakeplanner.lineage.tracing import Lineage
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import Context
 from lakeplanner.plan.dataops import names_tables, one_search
+from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import WITHOUT_FRAMES, Plan
 from lakeplanner.plan.own_documents import own_documents_search
 from lakeplanner.plan.planner import Planner, PlanResult
-from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.policy import OPEN, Access
 from lakeplanner.question import QuestionFrame, packs_for
 from lakeplanner.question.asked import frame_question

@@ -36,8 +36,10 @@ from lakeplanner.injection import name_addresses_the_model, withheld_value
 from lakeplanner.lineage import semconv
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.plan.dataops import Fixer, recommend
+from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import Plan, PlanNode, Tool
-from lakeplanner.plan.validate import LakeSchema, check_sql, validate
+from lakeplanner.plan.source_checks import check_sql
+from lakeplanner.plan.validate import validate
 from lakeplanner.policy import OPEN, Access
 from lakeplanner.question import QuestionFrame
 from lakeplanner.question.read import read_step

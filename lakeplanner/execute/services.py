@@ -21,7 +21,7 @@ from lakeplanner.injection import withheld
 from lakeplanner.lineage import semconv
 from lakeplanner.llm.base import LLM, Backend, Message, RawCompletion
 from lakeplanner.llm.embeddings import default_embedder, default_reranker
-from lakeplanner.plan.validate import LakeSchema
+from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.policy import Access, GuardedEngine, readable, scoped_contract
 from lakeplanner.policy.model import parse_predicate
 from lakeplanner.storage import LakeStorage

@@ -19,8 +19,8 @@ from lakeplanner.injection import withheld
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm.base import LLM
 from lakeplanner.plan.filters import milvus_expression
+from lakeplanner.plan.lake_schema import VECTOR_ANSWER
 from lakeplanner.plan.model import REFERENCE, PlanNode
-from lakeplanner.plan.validate import VECTOR_ANSWER
 
 MAX_FILTER_VALUES = 500
 STREAM_CAP = 40

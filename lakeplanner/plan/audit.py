@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from lakeplanner.llm.base import LLM, system, user
+from lakeplanner.plan.findings import Code, Finding
 from lakeplanner.plan.model import Plan
-from lakeplanner.plan.validate import Code, Finding
 
 INSTRUCTIONS = """You review query plans. Given a question and the steps of a plan, say whether running \
 the steps answers exactly that question. Flag drift: a different entity, attribute, aggregate, filter or \

@@ -11,17 +11,12 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from lakeplanner.plan.filters import COLLECTION_FIELDS
+from lakeplanner.plan.findings import Code, Finding
+from lakeplanner.plan.lake_schema import VECTOR_ANSWER, LakeSchema
 from lakeplanner.plan.model import REFERENCE, Plan, PlanNode, Tool
-from lakeplanner.plan.validate import (
-    VECTOR_ANSWER,
-    Code,
-    Finding,
-    LakeSchema,
-    output_columns,
-    parse_sql,
-    table_aliases,
-    validate,
-)
+from lakeplanner.plan.shape_checks import output_columns
+from lakeplanner.plan.source_checks import parse_sql, table_aliases
+from lakeplanner.plan.validate import validate
 from lakeplanner.question.words import stem, tokens, word_set
 
 TOOL_SYNONYMS = {

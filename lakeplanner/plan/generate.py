@@ -17,8 +17,8 @@ from pydantic import BaseModel, Field, create_model
 from lakeplanner.contract.models import Contract, SourceKind
 from lakeplanner.llm.base import LLM, Message, system, user
 from lakeplanner.plan.filters import COLLECTION_FIELDS
+from lakeplanner.plan.findings import Finding
 from lakeplanner.plan.model import Plan, PlanNode, Tool
-from lakeplanner.plan.validate import Finding
 from lakeplanner.question.words import tokens
 
 MAX_TABLES = 8

@@ -6,8 +6,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from lakeplanner.contract.models import Contract
+from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import Plan, PlanNode, Tool
-from lakeplanner.plan.validate import LakeSchema
 from lakeplanner.question import QuestionFrame
 
 

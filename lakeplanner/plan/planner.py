@@ -14,12 +14,13 @@ from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.audit import audit
 from lakeplanner.plan.cache import Context, KnownValues, PlanCache, cache_for, context_of, known_values
 from lakeplanner.plan.dataops import Repair, Replanner, repair
+from lakeplanner.plan.findings import Code, Finding
 from lakeplanner.plan.generate import Generator, Pruner
+from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import Plan
 from lakeplanner.plan.restore import plan_from_question, restore_lost_parts
 from lakeplanner.plan.settings import PlanSettings
 from lakeplanner.plan.single_source import one_table_plan
-from lakeplanner.plan.validate import Code, Finding, LakeSchema
 from lakeplanner.policy import OPEN, Access, denied_sources, scoped_contract
 from lakeplanner.question import QuestionFrame
 from lakeplanner.question.asked import frame_question

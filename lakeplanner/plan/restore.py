@@ -19,8 +19,9 @@ from lakeplanner.plan.dataops import (
     schema_words,
 )
 from lakeplanner.plan.extension import spellings
+from lakeplanner.plan.lake_schema import VECTOR_ANSWER, LakeSchema
 from lakeplanner.plan.model import Plan, PlanNode, Tool
-from lakeplanner.plan.validate import VECTOR_ANSWER, LakeSchema, validate
+from lakeplanner.plan.validate import validate
 from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.read import read_step
 from lakeplanner.question.words import stem, tokens, word_set

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from lakeplanner.plan.cache import GENERIC_PARTS
 from lakeplanner.plan.dataops import about, name_stems
+from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import Plan, PlanNode, Tool
 from lakeplanner.plan.restore import asked_column
-from lakeplanner.plan.validate import LakeSchema, validate
+from lakeplanner.plan.validate import validate
 from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.frame import MEASURES
 
