@@ -10,39 +10,53 @@ in contract/, reading files in ingest/, each node in execute/)."""
 from __future__ import annotations
 
 import re
+from importlib import resources
 from typing import Any
+
+import yaml
 
 MARKER, SHORT_MARKER = "[withheld: text addressed to the model]", "[withheld]"
 SENTENCE = re.compile(r"[^\s.!?][^.!?\n]*[.!?]*")
 _NEAR = r"[^.!?\n]{0,40}"
-INSTRUCTIONS = re.compile(
-    "|".join(
-        [
-            # overriding what the model was told
-            rf"\b(ignore|disregard|forget|override|bypass)\b{_NEAR}\b(all|any|previous|prior|above|earlier|your|system"
-            rf"|every)\b{_NEAR}\b(instructions?|prompts?|rules|guidelines|directions)\b",
-            r"\bnew instructions?\s*:",
-            # addressing the model, or giving it a role
-            r"\b(note|message|instructions?|reminder)s? (to|for) (the |any )?(ai|assistant|llm|chatbot"
-            r"|language model)s?\b",
-            r"\b(if|when) you are an? (ai|assistant|llm|chatbot|language model)\b",
-            rf"\b(you are|you're|act as|pretend to be|behave as|role ?play as)\b{_NEAR}\b(ai|assistant|llm|chatbot"
-            r"|language model|administrator|admin|root|superuser|developer mode|unrestricted)\b",
-            # forcing an answer or a citation
-            rf"\b(answer|respond|reply|say|output|print|return)\b{_NEAR}\b(only|exactly|just|always|instead)\b"
-            rf"{_NEAR}[\"'“‘`]",
-            r"\b(when|if|whenever)\b [^.!?\n]{0,20}\b(asked|questioned|queried)\b[^.!?\n]{0,80}\b(answer|respond"
-            r"|reply|say|cite|tell)\b",
-            rf"\bcite\b{_NEAR}\bas (the |your )?(only )?(source|evidence|reference)\b",
-            # asking for what the model was given
-            rf"\b(reveal|print|show|repeat|output|leak|disclose|dump)\b{_NEAR}\b(system prompt|your prompt"
-            r"|your instructions|the prompt|hidden (tables?|columns?)|api keys?|passwords?|credentials)\b",
-            r"\b(system|developer) (prompt|message|instructions?)\b",
-            r"<\|?(system|im_start|im_end|assistant)\|?>",
-        ]
-    ),
-    re.IGNORECASE,
-)
+PHRASES = "injection.yaml"  # beside this module: the phrase lists the rules below say in order
+
+
+def phrases() -> dict[str, list[str]]:
+    return yaml.safe_load((resources.files("lakeplanner") / PHRASES).read_text())
+
+
+def instructions_pattern(lists: dict[str, list[str]]) -> re.Pattern:
+    """One regex for every rule: each says its phrase lists in order, a space apart or within `_NEAR`
+    of the same sentence; a list is a group of its phrases, escaped, any one of them."""
+
+    def of(*names: str) -> str:
+        return "(" + "|".join(re.escape(phrase) for name in names for phrase in lists[name]) + ")"
+
+    return re.compile(
+        "|".join(
+            [
+                # overriding what the model was told
+                rf"\b{of('override')}\b{_NEAR}\b{of('told_by')}\b{_NEAR}\b{of('told')}\b",
+                rf"\b{of('new_instructions')}\s*:",
+                # addressing the model, or giving it a role
+                rf"\b{of('notes')}s? {of('to')} ({of('articles')} )?{of('models')}s?\b",
+                rf"\b{of('conditions')} {of('being')} {of('models')}\b",
+                rf"\b{of('taking_a_role')}\b{_NEAR}\b{of('models', 'roles')}\b",
+                # forcing an answer or a citation
+                rf"\b{of('replies')}\b{_NEAR}\b{of('insisting')}\b{_NEAR}[\"'“‘`]",
+                rf"\b{of('whenever')}\b [^.!?\n]{{0,20}}\b{of('asked')}\b[^.!?\n]{{0,80}}\b{of('answers')}\b",
+                rf"\b{of('cite')}\b{_NEAR}\b{of('cited_as')} {of('sources')}\b",
+                # asking for what the model was given
+                rf"\b{of('reveal')}\b{_NEAR}\b{of('given')}\b",
+                rf"\b{of('givers')} {of('messages')}\b",
+                rf"<\|?{of('chat_roles')}\|?>",
+            ]
+        ),
+        re.IGNORECASE,
+    )
+
+
+INSTRUCTIONS = instructions_pattern(phrases())
 
 
 def instruction_spans(text: str) -> list[tuple[int, int]]:
