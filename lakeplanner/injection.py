@@ -4,8 +4,8 @@ chosen source) is withheld before any prompt sees it: masked with a marker of th
 spans cited around it keep their offsets, and the grounding check finds no planted value to ground an
 answer on.
 
-A rule on lake text, not on roles: it sits below every stage that shows lake text to a prompt (profiling
-in contract/, reading files in ingest/, each node in execute/)."""
+A rule on lake text, not on roles: it sits below every stage that shows lake text to a prompt (field
+profiling, reading files at ingest, each node of execution)."""
 
 from __future__ import annotations
 
