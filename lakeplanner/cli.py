@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 app = typer.Typer(
     help="Answer questions over hybrid data lakes (Iceberg tables + Milvus documents) with citations.\n\n"
     "Start with:  lakeplanner ingest --sample --lake ./lake   then   "
-    'lakeplanner ask "Which invoice was disputed because of a late delivery?" --lake ./lake',
+    'lakeplanner ask "What was disputed because of a late delivery?" --lake ./lake',
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
@@ -87,8 +87,8 @@ def ingest(
         Path | None,
         typer.Argument(
             help="Folder (or file) of CSV, TSV, JSON, JSONL, Parquet, Markdown, text or HTML files. "
-            "A NAME.report.csv is a table as printed in a financial report (headers over several rows, "
-            "years as columns, '(1,234)', '$', '%', 'in millions'): it becomes one row per line item and column."
+            "A NAME.report.csv is a table as printed in an annual report (headers over several rows, "
+            "years as columns, '(1,234)', '$', '%', 'in millions'): it becomes one row per row label and column."
         ),
     ] = None,
     lake: LakeOption = Path("lake"),
@@ -783,7 +783,7 @@ def batch(
     question_column: Annotated[str, typer.Option(help="The column that holds the question.")] = "question",
     template: Annotated[
         str | None,
-        typer.Option(help='One question per row, its {column} fields filled: "Payment terms of invoice {invoice_id}?"'),
+        typer.Option(help='One question per row, its {column} fields filled: "Due date of loan {loan_id}?"'),
     ] = None,
     commit_every: Annotated[int, typer.Option(help="Answers per Iceberg commit.")] = 8,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Ask again the questions that failed.")] = False,

@@ -2,8 +2,8 @@
 
 from lakeplanner.client import Client
 with Client("http://127.0.0.1:8321", api_key="lpk_...") as lp:
-    answer = lp.ask("How many invoices are disputed?")
-    for event in lp.stream("Which contract covers INV-1078?"):
+    answer = lp.ask("How many loans are overdue?")
+    for event in lp.stream("Which policy covers LN-1078?"):
         print(event.event, event.data)
 """
 

@@ -81,15 +81,15 @@ SAMPLE_LAKES = {"sales": "sample_lake", "logistics": "sample_lake_logistics"}
 
 
 def sample_lake_path(name: str = "sales") -> Path:
-    """A small lake shipped with the package: 'sales' (customers, invoices, contracts) or
-    'logistics' (shipments, carriers, staff, agreements, policies, incident reports)."""
+    """A small lake shipped with the package, by name: 'sales' or 'logistics', each a few tables and
+    folders of documents; the README.md in its folder tells what it holds."""
     if name not in SAMPLE_LAKES:
         raise ValueError(f"no sample lake '{name}'; choose one of {', '.join(SAMPLE_LAKES)}")
     return Path(str(resources.files("lakeplanner") / SAMPLE_LAKES[name]))
 
 
 class LakeStorage:
-    """A lake directory: schema.yaml, an Iceberg catalog + warehouse, and a Milvus Lite file. The storage
+    """A lake directory: schema.yaml, an Iceberg catalog + its table files, and a Milvus Lite file. The storage
     handle every stage reads through; `lakeplanner.lake.Lake` adds asking on top."""
 
     def __init__(self, path: Path, config: IngestConfig | None = None) -> None:

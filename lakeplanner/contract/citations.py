@@ -1,5 +1,5 @@
-"""Documents that cite rows: identity-key values written in a document's text (an incident report
-naming shipment SHP-20931 and truck TRK-112) become document -> row links with their offsets.
+"""Documents that cite rows: identity-key values written in a document's text (a visit note
+naming patient PT-20931 and ward WD-112) become document -> row links with their offsets.
 
 Keys are matched exactly and only between word boundaries, with one Aho-Corasick automaton over
 every citable key of the lake. A key is citable when it reads as an identifier: at least

@@ -30,7 +30,7 @@ DOCUMENT_FORMATS = {
     ".html": "html",
     ".htm": "html",
 }
-REPORT_SUFFIX = ".report.csv"  # financial-report grids, normalised by ingest/report_tables.py
+REPORT_SUFFIX = ".report.csv"  # annual-report grids, normalised by ingest/report_tables.py
 COMPANION_SUFFIXES = ("metadata", "meta", "labels", "info", "details", "attributes")
 
 

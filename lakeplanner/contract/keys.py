@@ -53,7 +53,7 @@ def is_temporal(column: pa.ChunkedArray) -> bool:
 
 def identity_keys(source: str, table: pa.Table, config: StructureConfig) -> list[IdentityKey]:
     """Single-field keys, else composite pairs; the best exact, null-free one becomes the identifier.
-    A date or timestamp is unique by chance (a hire date, an event time), so it is a key only when
+    A date or timestamp is unique by chance (an enrolment date, an event time), so it is a key only when
     nothing else identifies the row."""
     keys, temporal = [], []
     for name in table.column_names:
@@ -147,7 +147,7 @@ def name_tokens(name: str) -> set[str]:
 
 
 def name_match(a: KeyedTable, col_a: str, b: KeyedTable, col_b: str) -> str | None:
-    """'exact', 'semantic' (customer_id <-> customers.id, ticker <-> symbol) or None."""
+    """'exact', 'semantic' (patient_id <-> patients.id, ticker <-> symbol) or None."""
     if is_provenance(col_a) or is_provenance(col_b):
         return None
     if col_a == col_b:
@@ -164,7 +164,7 @@ def name_match(a: KeyedTable, col_a: str, b: KeyedTable, col_b: str) -> str | No
 
 def name_similarity(col_a: str, b: KeyedTable, col_b: str, match: str | None) -> float:
     """1 for a name match; else the share of the referencing column's words that name the target
-    table or its key ('carrier' -> carriers.carrier_code: 1, 'placed_by' -> staff.staff_id: 0)."""
+    table or its key ('lender' -> lenders.lender_code: 1, 'signed_by' -> clerks.clerk_id: 0)."""
     if match is not None:
         return 1.0
     words = name_tokens(col_a)
@@ -326,7 +326,7 @@ def strength(fk: ForeignKey) -> tuple[float, bool, bool, float]:
 
 
 def without_rejected(fks: list[ForeignKey], rejected: list[str]) -> list[ForeignKey]:
-    """The keys a user did not reject in the exclusion manifest ('shipments.carrier -> carriers.code')."""
+    """The keys a user did not reject in the exclusion manifest ('loans.lender -> lenders.code')."""
     names = {"".join(r.split()) for r in rejected}
     return [fk for fk in fks if f"{fk.source}.{fk.column}->{fk.target}.{fk.target_column}" not in names]
 

@@ -45,7 +45,7 @@ class FieldEntry(_Model):
 
     id: str
     source: str
-    path: str = Field(description="column name or JSON path, e.g. billing.email or paragraphs[*].text")
+    path: str = Field(description="column name or JSON path, e.g. contact.email or paragraphs[*].text")
     column: str | None = Field(None, description="Iceberg column holding it, if tabled")
     type: FieldType
     null_rate: float
@@ -125,7 +125,7 @@ class ExclusionManifest(_Model):
         [], description="field names or paths; 'questions' hides questions and everything under it"
     )
     foreign_keys: list[str] = Field(
-        [], description="proposed keys rejected by the user: 'shipments.carrier -> carriers.carrier_code'"
+        [], description="proposed keys rejected by the user: 'loans.lender -> lenders.lender_code'"
     )
 
 

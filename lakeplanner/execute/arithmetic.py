@@ -3,18 +3,19 @@
 Question-type templates (seed 002 §3.5): a change, a percentage change, an average or a ratio over the
 years a question names, from one value per year in the results. "The change in X from 2018 to 2019" with rows
 (2019, 1.6) and (2018, 1.2) is `1.6 - 1.2` whatever the LLM wrote. A template applies only when every
-named year has exactly one value; otherwise synthesis keeps the LLM's calculation. "X in 2019 and 2018
-respectively" is the list of those values in the order the question names the years.
+named year has exactly one value; otherwise synthesis keeps the LLM's calculation. A value asked for each
+of several years ("X in 2019 and in 2018, each") is the list of those values in the order the question names
+the years.
 
-Two items: "the difference between 1-90 and 91-180 days past due" over two rows of one value each is
-the first named minus the second ("from A to B": B minus A); "what percentage of the total X is Y" is the
+Two shapes over named rows: "the difference between the 0-14 and 15-64 age groups" over two rows of one value
+each is the first named minus the second ("from A to B": B minus A); "what percentage of the total X is Y" is the
 smaller of the two over the larger. Both apply only when the LLM's own answer is not grounded.
 
 "In which year was X higher?" is the year of the largest value the results hold per year; "the average X"
 naming no year is the mean over every year held (when the LLM's own answer is not grounded); "the change in
 X" naming no year is the change between the two years held, when they are two.
 
-Elapsed time: "how many hours did shipment X take from dispatch to delivery" over the one row read, holding
+Elapsed time: "how many hours did batch X take from mashing to bottling" over the one row read, holding
 two moments, is the time between them in the unit asked.
 
 Derivations: a number the LLM computed anyway (302 - 148 written as 154) is traced to a simple
@@ -33,7 +34,7 @@ from lakeplanner.execute.results import NodeResult
 from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.read import years_in
 
-YEAR_COLUMN = re.compile(r"^(?:period|yr|year)$|(?:^|_)year$|^year_", re.I)  # year, fiscal_year, dispatch_year
+YEAR_COLUMN = re.compile(r"^(?:period|yr|year)$|(?:^|_)year$|^year_", re.I)  # year, school_year, intake_year
 DERIVATIONS: tuple[tuple[str, Callable[[float, float], float]], ...] = (
     ("{a} - {b}", lambda a, b: a - b),
     ("{a} + {b}", lambda a, b: a + b),
@@ -50,7 +51,7 @@ SUBTRACTIONS = (Operation.change, Operation.difference)
 
 
 def compares(frame: QuestionFrame) -> bool:
-    """The question sets values side by side (a change, a ratio, an average, the respective values),
+    """The question sets values side by side (a change, a ratio, an average, one value for each),
     rather than asking for one figure over all of them."""
     return template_for(frame) is not None or frame.operation is Operation.ratio or frame.several
 
@@ -115,7 +116,7 @@ def arithmetic_years(frame: QuestionFrame) -> list[int]:
 
 
 def asks_per_year(frame: QuestionFrame) -> bool:
-    """One value for each of several named years, as a list ("X in 2019 and 2018 respectively")."""
+    """One value for each of several named years, as a list ("X in 2019 and in 2018, each")."""
     return frame.several and len(frame.listed_years) >= 2 and not arithmetic_years(frame)
 
 
@@ -151,7 +152,7 @@ def year_arithmetic(frame: QuestionFrame, results: list[NodeResult]) -> str | No
     years = arithmetic_years(frame)
     values = values_by_year(results)
     if not years and values and len(values) == 2 and asks_unnamed_change(frame):
-        years = sorted(values)  # "the change in the amount for Ireland": between the two years held
+        years = sorted(values)  # "the change in visits for the north wing": between the two years held
     if not years or not values or not all(y in values for y in years):
         return None
     if frame.operation is Operation.average:
@@ -224,13 +225,13 @@ def all_years_average(frame: QuestionFrame, results: list[NodeResult]) -> str | 
 
 
 def asks_unnamed_change(frame: QuestionFrame) -> bool:
-    """ "The change in the amount for Ireland", naming no year (a why question is a reason, not a change)."""
+    """ "The change in visits for the north wing", naming no year (a why question is a reason, not a change)."""
     return frame.operation in (Operation.change, Operation.percent_change) and not frame.years
 
 
 def with_keys(row: dict, result: NodeResult) -> dict:
     """The row with the keys of its table beside its cells, when its result is that one row: a row
-    read for a key the question names ("shipment SHP-20013") is told apart by that key."""
+    read for a key the question names ("loan LN-20013") is told apart by that key."""
     if len(result.rows) != 1:
         return row
     return {**row, **{f"{KEY_LABEL}{table}": k[0] for table, k in result.row_keys.items() if len(k) == 1}}

@@ -84,7 +84,7 @@ def nothing_retrieved(results: list[NodeResult]) -> bool:
 
 def narrowed_to_nothing(plan: Plan, results: list[NodeResult]) -> bool:
     """A search narrowed by the rows earlier steps found ran and found nothing: those rows have no
-    such document (a carrier with no agreement), which is the answer, not a miss to search around."""
+    such document (a lender with no charter), which is the answer, not a miss to search around."""
     found = {r.label: r for r in results}
     for node in plan.nodes:
         result = found.get(node.label)
@@ -145,7 +145,7 @@ def searched_where_passages_answer(lake, plan: Plan) -> tuple[Plan, list[str]]:
     its question (the cross-encoder scores its best below 0, i.e. judges it irrelevant) while another
     collection's best is relevant: that collection is searched too, by a sibling step asking the same.
     The planner chooses collections by their names and a title or two, and a small model sends "how
-    long is GPS data kept" to the carrier contracts when a retention policy tells it."""
+    long are scans kept" to the supplier contracts when a retention policy tells it."""
     collections = sorted(LakeSchema.from_contract(lake.contract).collections)
     if len(collections) < 2:
         return plan, []

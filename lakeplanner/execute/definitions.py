@@ -1,7 +1,7 @@
-"""What a passage says a thing is: "What do purchase obligations represent?" read off "Purchase
-obligations represent an estimate of open purchase orders ...". The span is copied from the evidence,
+"""What a passage says a thing is: "What do open holds represent?" read off "Open holds
+represent an estimate of reserved copies not yet collected ...". The span is copied from the evidence,
 never written by the LLM; synthesis uses it when the LLM's answer only repeats the question or is not
-grounded (a 1.5B model often answers "purchase obligations")."""
+grounded (a 1.5B model often answers "open holds")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""An answer that is a key is shown as the entity it identifies: 'IBRF' -> 'Iberia Freight S.L. (IBRF)'."""
+"""An answer that is a key is shown as the entity it identifies: 'HLDN' -> 'Halden Lending Library (HLDN)'."""
 
 from __future__ import annotations
 

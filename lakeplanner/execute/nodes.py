@@ -423,8 +423,8 @@ def run_vector(
 
 
 def named_documents(rows: list[dict], answer: str | None) -> list[dict]:
-    """The documents the step's answer names by id or by the key of their linked row ("Invoice
-    INV-1010" of two disputes read): only they flow on, else a successor reads both."""
+    """The documents the step's answer names by id or by the key of their linked row ("Loan
+    LN-1010" of two overdue loans read): only they flow on, else a successor reads both."""
     if not answer:
         return []
 
@@ -435,7 +435,7 @@ def named_documents(rows: list[dict], answer: str | None) -> list[dict]:
 
 
 def the_one_asked(rows: list[dict], frame: QuestionFrame) -> list[dict]:
-    """ "Which invoice was disputed ...?": of the documents selected about rows of the kind asked for,
+    """ "Which loan was written off ...?": of the documents selected about rows of the kind asked for,
     only the first chosen flows on, else a successor reads the rows of every candidate as one answer."""
     if frame.one is None or len(rows) < 2:
         return rows

@@ -39,8 +39,8 @@ class Bound:
     def narrows(self) -> bool:
         """Values that must name documents (ids, titles, links, row keys). An earlier search's answer
         only joins the search text, also when it is a title: the next hop may be told in the
-        document of that name ("where was the director born") or in one that names it ("the fight
-        song of the University of Kansas" is in the article on the song)."""
+        document of that name ("where did the curator of the exhibit train") or in one that names it
+        ("the anthem of Ostvik College" is in the article on the anthem)."""
         return self.column != VECTOR_ANSWER
 
 
@@ -59,8 +59,8 @@ def sub_question(node: PlanNode) -> str:
 
 def focus(node: PlanNode, asked: str) -> str:
     """What evidence must answer: the sub-question, and the user's question it serves, unless the
-    sub-question is a clause of it (the rest is what other steps ask: "which customer agreed to a
-    payment plan" of "..., and how many invoices has that customer been issued?")."""
+    sub-question is a clause of it (the rest is what other steps ask: "which patient agreed to a
+    care plan" of "..., and how many appointments has that patient missed?")."""
     sub = sub_question(node)
     if not asked or clause_of_question(sub, asked):
         return sub
@@ -80,7 +80,7 @@ _COLUMN_LEAD = re.compile(r"^\w+_\w+\s+of\s+(?=\S)")
 
 def ranking_query(node: PlanNode, asked: str) -> str:
     """What the cross-encoder orders passages by: the focus, without a leading column name
-    ("invoice_id of the invoice that was disputed ..."), which lifts every "Document ID: ..." line
+    ("loan_id of the loan that was written off ..."), which lifts every "Document ID: ..." line
     above the passage that answers."""
     stripped = _COLUMN_LEAD.sub("", node.question)
     return focus(node.model_copy(update={"question": stripped}), asked) if stripped else focus(node, asked)
@@ -106,7 +106,7 @@ def spelled(text: str, bound: Sequence[Bound]) -> str:
 
 def with_answers_spelled(node: PlanNode, bound: Sequence[Bound]) -> PlanNode:
     """The node with each earlier search's answer written out, so the evidence iteration is told what
-    the earlier hop found ("the fight song of the university (University of Kansas)"); references
+    the earlier hop found ("the anthem of the college (Ostvik College)"); references
     that name documents stay, for `sub_question` drops them as the filter's business."""
     told = [b for b in bound if not b.narrows]
     return node.model_copy(update={"question": spelled(node.question, told)}) if told else node

@@ -1,9 +1,9 @@
-"""Financial-report grids (`*.report.csv`) -> one long table: a row per line item and column.
+"""Printed-report grids (`*.report.csv`) -> one long table: a row per labelled row and column.
 
 Reports print tables for people: headers over several rows, years as columns, section rows
-("Current assets:"), "$ 1,452.4", "(1,234)" for negatives, "12.5%", dashes for nil, and the
+("Inpatient wards:"), "$ 1,452.4", "(1,234)" for negatives, "12.5%", dashes for nil, and the
 scale ("in millions") in a header. SQL wants one typed value per row, so each cell becomes
-(section, line_item, column_label, year, value, unit, scale, text) with the printed text kept.
+(section, row label, column label, year, value, unit, scale, text) with the printed text kept.
 """
 
 from __future__ import annotations
@@ -91,8 +91,8 @@ def header_row_count(rows: list[list[str]]) -> int:
 
 def column_labels(header: list[list[str]], width: int, merged: bool = True) -> list[str]:
     """Each value column's header cells top to bottom. A row with one cell spans every column; in a row
-    of merged cells, a cell spans the blank ones to its right that a lower row labels ("Financial
-    liabilities" over its 2019 and 2018 columns); `merged=False` leaves those out."""
+    of merged cells, a cell spans the blank ones to its right that a lower row labels ("Outpatient
+    visits" over its 2019 and 2018 columns); `merged=False` leaves those out."""
     rows = [[c.strip() for c in row] + [""] * (width - len(row)) for row in header]
     labels = []
     for j in range(1, width):
@@ -125,14 +125,14 @@ def year_of_column(label: str) -> re.Match | None:
 
 def names_period(row: list[str]) -> bool:
     """A label-only row that heads a stacked table ("", "As of December 31, 2018", ...; "", "2018"). A
-    section title written in a value column ("", "Expenses:") names no year; a line item's dates wrapped
+    section title written in a value column ("", "Admissions:") names no year; a labelled row's dates wrapped
     onto the next row ("", "11/4/2024") are data."""
     values = row[1:]
     return any(_YEAR.search(c) for c in values) and not any(_DATE.search(c) for c in values)
 
 
 def labels_only(row: list[str]) -> bool:
-    """No line item, and labels or years but no other numbers in the value columns."""
+    """No row label, and labels or years but no other numbers in the value columns."""
     values = [c for c in row[1:] if c.strip()]
     return not row[0].strip() and bool(values) and all(parse_cell(c).value is None or is_year(c) for c in values)
 
@@ -159,14 +159,14 @@ def stacked_tables(header: list[list[str]], body: list[list[str]]) -> list[tuple
 
 def spans(row: list[str]) -> bool:
     """A header row of merged cells written at their first column: it starts at the first value column
-    and a blank lies between its labels ("Assets", "", "Liabilities", ""). A row starting further right
-    ("", "Fiscal year", "", "% Change") centres its labels, and which columns they span is unknown."""
+    and a blank lies between its labels ("Adults", "", "Children", ""). A row starting further right
+    ("", "School year", "", "% Change") centres its labels, and which columns they span is unknown."""
     filled = [k for k, c in enumerate(row) if k > 0 and c]
     return len(filled) > 1 and filled[0] == 1 and any(not row[k] for k in range(filled[0], filled[-1]))
 
 
 def normalize_report(rows: list[list[str]], rel: str) -> pa.Table:
-    """A report grid (first column = line items) -> the long table described in the module doc."""
+    """A report grid (first column = row labels) -> the long table described in the module doc."""
     rows = [[c if isinstance(c, str) else str(c) for c in row] for row in rows if any(str(c).strip() for c in row)]
     width = max((len(r) for r in rows), default=0)
     if width < 2:

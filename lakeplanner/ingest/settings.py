@@ -1,7 +1,7 @@
 """Where a lake keeps its data: environment variables (LAKEPLANNER_LAKE_*) over lakeplanner.toml's [lake].
 
-By default everything sits in the lake directory (an SQLite Iceberg catalog, a local warehouse, a
-Milvus Lite file); on a cluster the same lake points at a shared catalog, object storage and a Milvus
+By default everything sits in the lake directory (an SQLite Iceberg catalog, a local folder of table
+files, a Milvus Lite file); on a cluster the same lake points at a shared catalog, object storage and a Milvus
 server, and the lake directory keeps only the contract, the plan cache and the traces."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ HASH_COLUMN, KEY_COLUMN, RECORD_COLUMN = "_lp_hash", "_lp_key", "_lp_record"
 
 
 def open_catalog(lake_dir: Path, uri: str | None = None, warehouse: str | None = None) -> Catalog:
-    """The lake's catalog: an SQLite file and a warehouse in the lake directory unless `uri` (a SQLAlchemy
+    """The lake's catalog: an SQLite file and a folder of table files in the lake directory unless `uri` (a SQLAlchemy
     URI, or http(s):// for an Iceberg REST catalog) and `warehouse` (a path or s3://...) say otherwise."""
     if warehouse is None:
         local = (lake_dir / "warehouse").resolve()

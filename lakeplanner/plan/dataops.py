@@ -69,7 +69,7 @@ def fixable(findings: list[Finding]) -> bool:
 
 
 def closest(name: str, candidates: list[str], prefixes: tuple[str, ...] = ()) -> str | None:
-    """The catalog name a misspelled or renamed one most likely means (customer_name -> name)."""
+    """The catalog name a misspelled or renamed one most likely means (patient_name -> name)."""
     if name in candidates:
         return name
     for prefix in prefixes:
@@ -81,7 +81,7 @@ def closest(name: str, candidates: list[str], prefixes: tuple[str, ...] = ()) ->
 
 
 def spelled_alike(name: str, candidate: str) -> bool:
-    """Every word of the candidate is a word of the name, misspelt at most: custmer_name is customer_name,
+    """Every word of the candidate is a word of the name, misspelt at most: pateint_name is patient_name,
     weight_kg is weight, but declared_at is not delivered_at (close as strings, another fact)."""
     said = name.lower().split("_")
     joined = difflib.SequenceMatcher(None, "".join(said), candidate.lower().replace("_", "")).ratio()
@@ -128,7 +128,7 @@ class Fixer:
 
         def owner(qualifier: str) -> str:
             """The alias to qualify the column with: its own when that table has it, else that of the
-            one table of the statement that does (`T1.contract_document_id` where T1 is invoices)."""
+            one table of the statement that does (`T1.policy_document_id` where T1 is loans)."""
             if not qualifier or aliases.get(qualifier) in holders or len(holders) != 1:
                 return qualifier
             return next(t.alias_or_name for t in statement.find_all(exp.Table) if t.name in holders)
@@ -184,7 +184,7 @@ class Fixer:
         return None
 
     def label_of_key(self, node: PlanNode, producer: PlanNode, column: str) -> str | None:
-        """table.label for a key column a search cannot return ("customer_id" of the customer a memo
+        """table.label for a key column a search cannot return ("member_id" of the member a memo
         names): the search read the row's name, which the step matches in the label column."""
         if node.tool != Tool.sql or producer.tool != Tool.vector or node.sql:
             return None
@@ -290,7 +290,7 @@ class Fixer:
 
     def fix_tool_source_mismatch(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """A table is read with sql, a collection with vector search; a sql step on a collection that
-        names one table ("number of invoices of $var_1.customer_id" on contracts) reads that table."""
+        names one table ("number of loans of $var_1.member_id" on policies) reads that table."""
         if node is None:
             return plan
         named = tables_named(REFERENCE.sub(" ", node.question), self.schema)  # a bound column is matched, not read
@@ -358,7 +358,7 @@ class Fixer:
 
     def fix_unused_node(self, plan: Plan, node: PlanNode | None, finding: Finding) -> Plan:
         """Expose a step about someone or something the question names that no shown step covers
-        ("Were A and B of the same nationality?" needs A's step too); drop any other."""
+        ("Were A and B trained at the same school?" needs A's step too); drop any other."""
         if node is not None and names_new_part(plan, node):
             self.edits.append(f"{node.label}: exposed, it is about a part of the question no shown step covers")
             return plan.replace(
@@ -458,8 +458,8 @@ def names_new_part(plan: Plan, node: PlanNode) -> bool:
 
 
 def tables_named(text: str, schema: LakeSchema) -> list[str]:
-    """The tables whose names the text says, in the order it says them ("number of invoices issued by
-    the customer": invoices, then customers)."""
+    """The tables whose names the text says, in the order it says them ("number of loans taken out by
+    the member": loans, then members)."""
     words = [stem(w) for w in tokens(text)]
     first = {t: min((i for i, w in enumerate(words) if w in name_stems(t)), default=-1) for t in schema.tables}
     said = [t for t in schema.tables if name_stems(t) <= set(words)]

@@ -51,7 +51,7 @@ Q: Which customer's policy allows refunds after 90 days, and how many orders did
 customer whose policy_document_id is in $var_1.document_id", "should_expose_answer": true, \
 "answer_description": "the customer and its order count"}]"""
 
-# a lake of documents only: the table examples would be copied into its plans (customers, order O-17)
+# a lake of documents only: the table examples would be copied into its plans (their tables, order O-17)
 DOCUMENT_EXAMPLES = """Examples, for a collection documents of encyclopedia articles:
 Q: In which country was the director of the film Blue Harbor born?
 [{"tool": "vector", "source": "documents", "question": "who directed the film Blue Harbor", "returns": \

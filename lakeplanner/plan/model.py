@@ -19,7 +19,7 @@ from lakeplanner.question.read import read_step
 WITHOUT_FRAMES = {"frame": True, "nodes": {"__all__": {"frame"}}}
 LABEL = re.compile(r"^\$var_[1-9][0-9]*$")
 REFERENCE = re.compile(r"\$var_([0-9]+)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
-# "customers.name in $var_1.answer", "shipment_id in $var_1.linked_keys": the column (of a table, else
+# "members.name in $var_1.answer", "exhibit_id in $var_1.linked_keys": the column (of a table, else
 # of the node's own) a bound value is matched against
 MATCHED = re.compile(r"(?<![$\w.])(?:([A-Za-z_]\w*)\.)?([A-Za-z_]\w*)\s+(?:in|=|is)\s+(\$var_[0-9]+\.[A-Za-z_]\w*)")
 

@@ -12,9 +12,9 @@ from lakeplanner.question import QuestionFrame
 
 
 def own_documents_search(plan: Plan, frame: QuestionFrame, contract: Contract) -> Plan | None:
-    """The documents of the one row the question names, searched with the question: "what on-time
-    target applies to the carrier that moved shipment S-1?" when no column holds a target reads the
-    contract the shipment's carrier links to (shipments -> carriers.agreement). The row's link value
+    """The documents of the one row the question names, searched with the question: "what late-return
+    fine applies to the branch that lent loan LN-1?" when no column holds a fine reads the
+    charter the loan's branch links to (loans -> branches.charter). The row's link value
     is read with SQL written here, and the search, filtered to it, looks for what the question asks
     of the row (its attribute), so a document that merely mentions the row answers nothing. None
     unless one row is named and one link column reaches one collection from its table (its own link

@@ -59,12 +59,12 @@ def restore_named_anchor(
 def restore_last_hop(
     plan: Plan, frame: QuestionFrame, known: KnownValues, schema: LakeSchema
 ) -> tuple[Plan, list[str]]:
-    """A question that finds what it asks through a thing it describes ("What government position was
-    held by the woman who portrayed Corliss Archer ...?", "The arena where ... played can seat how many
+    """A question that finds what it asks through a thing it describes ("Which prize was
+    won by the architect who designed the Halden Museum ...?", "The hall where ... sang can seat how many
     people?"), whose one shown step is a search naming none of the words of what is asked, answers
-    something else. A first search answered the bridge (the woman, the arena): the lost hop is put
+    something else. A first search answered the bridge (the architect, the hall): the lost hop is put
     back, the question itself searched with the bridge's answer, shown in its place. A hop from
-    earlier answers asked another relation ("where $var_1.answer was born" for "is based in what
+    earlier answers asked another relation ("when $var_1.answer opened" for "stands in what
     city"): it asks the question itself with those answers."""
     read = plan.read_labels()
     shown = [n for n in plan.nodes if n.should_expose_answer and n.label not in read]
@@ -109,9 +109,9 @@ def restore_asked_entity(
     plan: Plan, frame: QuestionFrame, known: KnownValues, schema: LakeSchema
 ) -> tuple[Plan, list[str]]:
     """The entity a "which X" question asks, read only by an unshown step the shown ones read, is
-    shown too: "which customer ..., and how many invoices ..." (the search that found the customer,
-    beside the count), or "which warehouse dispatched the largest total weight" (the step ranking
-    warehouses, beside the total read from it). Without a second ask, only when no shown step reads
+    shown too: "which member ..., and how many loans ..." (the search that found the member,
+    beside the count), or "which brewery bottled the largest total volume" (the step ranking
+    breweries, beside the total read from it). Without a second ask, only when no shown step reads
     the entity's table and the unshown one does."""
     if frame.entity is None:
         return plan, []
@@ -137,7 +137,7 @@ def restore_swapped_values(
     plan: Plan, frame: QuestionFrame, known: KnownValues, schema: LakeSchema
 ) -> tuple[Plan, list[str]]:
     """A step that names one value of a column where the question names another of the same column
-    ("status 'lost'" for "the number of delayed shipments") asks about other rows: it names the
+    ("status 'cancelled'" for "the number of missed appointments") asks about other rows: it names the
     question's value instead. Only when each names exactly one value of that column."""
     asked = values_by_column(plan.question, known)
     edits = []
@@ -166,10 +166,10 @@ def values_by_column(text: str, known: KnownValues) -> dict[str, set[str]]:
 def restore_linked_search(
     plan: Plan, frame: QuestionFrame, known: KnownValues, schema: LakeSchema
 ) -> tuple[Plan, list[str]]:
-    """The question names a kind of document linked to a table ("the contract of the customer that
-    signed up earliest"), yet no step searches documents: the rows it asks for only pick the
+    """The question names a kind of document linked to a table ("the charter of the school that
+    opened earliest"), yet no step searches documents: the rows it asks for only pick the
     document. The sql step on a table holding the link (or joining one) returns the link column, the
-    collection named by its own name or the link column's ("agreement"), and a search of
+    collection named by its own name or the link column's ("charter"), and a search of
     the linked collection, filtered to those documents, answers; steps nobody then reads are dropped."""
     if frame.names_document is None or frame.operation is not Operation.lookup or frame.attribute is None:
         return plan, []
@@ -236,8 +236,8 @@ def restore_document_fact(
 def restore_cited_rows(
     plan: Plan, frame: QuestionFrame, known: KnownValues, schema: LakeSchema
 ) -> tuple[Plan, list[str]]:
-    """The question names one document by id and asks a column of a row it cites ("which carrier moved
-    the shipment described in incident report IR-007"): that document is searched, and the table it
+    """The question names one document by id and asks a column of a row it cites ("which ward admitted
+    the patient described in visit note VN-007"): that document is searched, and the table it
     cites (the one the question names) is read by the keys it cites. Only when no step reads them and
     the question asks the table something besides the document (a column of it or of a joined table)."""
     documents = [
@@ -285,7 +285,7 @@ def restore_asked_column(
     plan: Plan, frame: QuestionFrame, known: KnownValues, schema: LakeSchema
 ) -> tuple[Plan, list[str]]:
     """A lookup whose one answering sql step does not return the column the question asks for ("the
-    billing contact" for "the billing contact's e-mail address"): that step returns it too."""
+    emergency contact" for "the emergency contact's e-mail address"): that step returns it too."""
     if frame.operation is not Operation.lookup or frame.asked_attribute is None:
         return plan, []
     exposed = [n for n in plan.nodes if n.should_expose_answer]
@@ -303,9 +303,9 @@ def restore_asked_column(
 def restore_elapsed_moments(
     plan: Plan, frame: QuestionFrame, known: KnownValues, schema: LakeSchema
 ) -> tuple[Plan, list[str]]:
-    """A time asked in a unit ("how many hours did shipment X take from dispatch to delivery") whose
+    """A time asked in a unit ("how many hours did batch X take from mashing to bottling") whose
     one answering sql step reads one row: it returns the two date or timestamp columns the question
-    names (dispatched_at, delivered_at), between which the answer computes the time."""
+    names (mashed_at, bottled_at), between which the answer computes the time."""
     exposed = [n for n in plan.nodes if n.should_expose_answer]
     if frame.seconds_per_unit is None or len(exposed) != 1 or exposed[0].tool != Tool.sql or exposed[0].sql:
         return plan, []
@@ -335,7 +335,7 @@ def shares_root(a: str, b: str, least: int = 5) -> bool:
 
 def asked_column(attribute: str, columns: Iterable[str]) -> str | None:
     """The column whose name holds the word nearest the attribute's head (its last word), then the
-    most of its words: billing_email for "the billing contact's e-mail address". None on a tie."""
+    most of its words: emergency_email for "the emergency contact's e-mail address". None on a tie."""
     words = [spellings(w) for w in re.findall(r"[\w-]+", attribute.lower().replace("'s", ""))]
     scores: dict[str, tuple[int, int]] = {}
     for column in columns:
@@ -352,8 +352,8 @@ def asked_column(attribute: str, columns: Iterable[str]) -> str | None:
 def restore_table_arithmetic(
     plan: Plan, frame: QuestionFrame, known: KnownValues, schema: LakeSchema
 ) -> tuple[Plan, list[str]]:
-    """A change, average, ratio or share of a row the question names ("the change in the amount for
-    Ireland", a line item of one table) is arithmetic over that table's numbers; a plan that only
+    """A change, average, ratio or share of a row the question names ("the change in visits for
+    the north wing", a labelled row of one table) is arithmetic over that table's numbers; a plan that only
     searches documents would leave it to a passage that happens to state it. Its exposed search steps
     that read no earlier step read the table with sql. Not when it asks why, or what a memo says."""
     asked = plan.question
@@ -372,7 +372,7 @@ def restore_table_arithmetic(
 
 
 def restore_count(plan: Plan, frame: QuestionFrame, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:
-    """The question asks how many rows of a table ("how many invoices has that customer been issued")
+    """The question asks how many rows of a table ("how many loans has that member taken out")
     and no step counts: the last exposed sql step that reads or joins that table asks it too."""
     asked = frame.counted
     if asked is None or any(counts(frame, n) for n in plan.nodes):
@@ -398,9 +398,9 @@ def counts(frame: QuestionFrame, node: PlanNode) -> bool:
 
 def document_clause(frame: QuestionFrame) -> str | None:
     """The sentence or clause of the question that says documents tell a part of it ("According to
-    the collections memo, which customer ...", "One invoice was disputed because ...", "The Q4 memo
-    puts one carrier on probation. How many ..."), asked as a question when it states that one thing
-    is meant ("The Q4 memo puts which carrier on probation?"): the search must name it."""
+    the enrolment memo, which student ...", "One loan was written off because ...", "The Q4 memo
+    puts one supplier on notice. How many ..."), asked as a question when it states that one thing
+    is meant ("The Q4 memo puts which supplier on notice?"): the search must name it."""
     told = frame.document or frame.reason or frame.names_document
     if told is None:
         return None
@@ -410,8 +410,8 @@ def document_clause(frame: QuestionFrame) -> str | None:
 
 
 def document_collection(clause: str, table: str, schema: LakeSchema) -> str | None:
-    """The collection the clause names by its name or its files' names ("collections memo" for
-    memo-collections-2024Q3.txt, "invoice" for documents_invoices), else one linked to `table` or its
+    """The collection the clause names by its name or its files' names ("enrolment memo" for
+    memo-enrolment-2024Q3.txt, "loan" for documents_loans), else one linked to `table` or its
     joins; None when neither: a lake whose documents are not about its rows has nothing to search."""
     wanted = name_stems(clause) - {"document"}
     scores = {
@@ -428,8 +428,8 @@ def restore_document_start(
     plan: Plan, frame: QuestionFrame, known: KnownValues, schema: LakeSchema
 ) -> tuple[Plan, list[str]]:
     """The question says documents tell a part of it (a memo, a dispute, a reason), yet the step about
-    that part reads a table from nothing and would guess it ("customer_id of the customer who agreed to
-    a payment plan"). That part is searched first, with the question's own clause, and the step reads
+    that part reads a table from nothing and would guess it ("patient_id of the patient who agreed to
+    a care plan"). That part is searched first, with the question's own clause, and the step reads
     the search: the documents it found through their link column, else the name it read in its label
     column."""
     clause = document_clause(frame)
@@ -475,11 +475,11 @@ def label_column(table: str, schema: LakeSchema) -> str | None:
 
 
 def restore_ranking(plan: Plan, frame: QuestionFrame, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:
-    """A ranking question whose sql steps lost the ranking: one step that dropped it ("total quantity of
-    all line items" for "which product sold the largest total quantity"), or independent steps that
-    split it (the totals in one, "the product with the highest total" in another, neither reading the
+    """A ranking question whose sql steps lost the ranking: one step that dropped it ("total volume of
+    all batches" for "which beer sold the largest total volume"), or independent steps that
+    split it (the totals in one, "the beer with the highest total" in another, neither reading the
     other), answers another question. One step on a table that joins all theirs asks the question.
-    Not when documents tell part of it (the earliest customer's contract: the ranking picks a row only)."""
+    Not when documents tell part of it (the earliest tenant's lease: the ranking picks a row only)."""
     if not frame.superlative or frame.documents_tell:
         return plan, []
     if any(n.tool != Tool.sql or n.references() or n.sql for n in plan.nodes):
@@ -501,7 +501,7 @@ def restore_ranking(plan: Plan, frame: QuestionFrame, known: KnownValues, schema
 
 
 def restore_periods(plan: Plan, frame: QuestionFrame, known: KnownValues, schema: LakeSchema) -> tuple[Plan, list[str]]:
-    """A change or percentage change between two named years ("how did total freight cost change
+    """A change or percentage change between two named years ("how did total tuition fees change
     between 2023 and 2024") whose sql steps name neither year has lost its periods: the steps answer
     another question. One step on a table that joins all theirs asks the question; the SQL node then
     reads the measure per year (`sql.period_aggregate_statement`) and the change is computed."""
@@ -523,8 +523,8 @@ def restore_periods(plan: Plan, frame: QuestionFrame, known: KnownValues, schema
 def restore_named_ids(
     plan: Plan, frame: QuestionFrame, known: KnownValues, schema: LakeSchema
 ) -> tuple[Plan, list[str]]:
-    """An identifier the question names (INV-1078) that no step names was lost by the planner ("the
-    contract of the customer" for "the contract of invoice INV-1078's customer"), and the SQL would
+    """An identifier the question names (LN-1078) that no step names was lost by the planner ("the
+    policy of the member" for "the policy of loan LN-1078's member"), and the SQL would
     guess the row. It is added to the first sql step that reads its table, else to the first that
     joins to it. Only values of a one-column key count: a category ('open', 'Total') or a label
     ('December 31, 2019') may rightly be reworded by a step."""
@@ -533,7 +533,7 @@ def restore_named_ids(
     for start, end, where in known.find(plan.question):
         value = plan.question[start:end]
         column = where.split(".", 1)[1]
-        table = keyed.get(column)  # the table the value identifies a row of (invoices for invoice_id)
+        table = keyed.get(column)  # the table the value identifies a row of (loans for loan_id)
         written = " ".join(t for n in plan.nodes for t in (n.question, n.sql, n.filter) if t).casefold()
         if table is None or value.casefold() in written:
             continue

@@ -29,11 +29,11 @@ def asks_documents(frame: QuestionFrame) -> bool:
 def named_table(frame: QuestionFrame, schema: LakeSchema) -> str | None:
     """The one readable table that holds every lake value the question names; None when it names none,
     or values of several sources (a join or a document the planner must order). A value of a foreign
-    key column (shipments.vehicle) is a row of the table it references (trucks) too.
+    key column (appointments.room) is a row of the table it references (rooms) too.
 
     A value named by part of its words counts only for arithmetic, which needs the numbers rows hold: a
-    count or a lookup by part of a row's name may ask what a document tells ("of the 12 vans bought,
-    how many were leased out to drivers?" beside a row "vans leased out to drivers")."""
+    count or a lookup by part of a row's name may ask what a document tells ("of the 40 kegs filled,
+    how many were sold to pubs?" beside a row "kegs sold to pubs")."""
     holders = set()
     for value in frame.values + (frame.mentions if frame.computed else ()):
         table, column = value.column.split(".", 1)
@@ -46,8 +46,8 @@ def named_table(frame: QuestionFrame, schema: LakeSchema) -> str | None:
 
 def tables_of_named_columns(question: str, schema: LakeSchema) -> set[str]:
     """The tables with a column the question names: every distinctive word of the column's name is a
-    word of the question ("total freight cost" names freight_cost; "amount" alone names no column). A
-    column named after a table (invoices.customer_id) names that table, not a column of its own."""
+    word of the question ("total tuition fee" names tuition_fee; "amount" alone names no column). A
+    column named after a table (enrolments.student_id) names that table, not a column of its own."""
     said = about(question)
     table_names = [name_stems(t) for t in schema.tables]
     return {
@@ -61,7 +61,7 @@ def tables_of_named_columns(question: str, schema: LakeSchema) -> set[str]:
 
 
 def asks_other_entity(frame: QuestionFrame, table: str, schema: LakeSchema) -> bool:
-    """A "which carrier ..." question over another table's values asks for a row of the carriers table."""
+    """A "which brewer ..." question over another table's values asks for a row of the brewers table."""
     if frame.entity is None:
         return False
     wanted = name_stems(frame.entity)

@@ -152,7 +152,7 @@ OPEN = Access()
 
 def parse_predicate(predicate: str, what: str) -> exp.Expression:
     """A row filter: a condition on the table's columns, which may test them against a subquery
-    (`customer_id IN (SELECT customer_id FROM customers WHERE country = :claims.country)`): the
+    (`patient_id IN (SELECT patient_id FROM patients WHERE country = :claims.country)`): the
     administrator's subquery reads its tables as they are."""
     try:
         parsed = sqlglot.parse_one(predicate, read="duckdb")

@@ -23,7 +23,7 @@ class AskedWords(BaseModel):
 
 def undecided(frame: QuestionFrame) -> list[str]:
     """The fields the reader left open: the subject of a question with no question word to find it
-    by ("Give the billing e-mail of customer C001", "Total weight of lost shipments in 2024?")."""
+    by ("Give the contact e-mail of member M001", "Total volume of spoiled batches in 2024?")."""
     if frame.subject is None and frame.wh is None and frame.operation not in NEEDS_NO_SUBJECT:
         return ["subject"]
     return []

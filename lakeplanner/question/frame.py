@@ -70,7 +70,7 @@ class BoundValue(_Frozen):
 
 class Predicate(_Frozen):
     """What a "what is X?" or "what does X represent?" question says of its subject: the subject (its
-    article and an owner such as "the group's" left out) and the verb (None for a plain is/are)."""
+    article and an owner such as "the museum's" left out) and the verb (None for a plain is/are)."""
 
     subject: Span
     verb: str | None = None
@@ -95,20 +95,20 @@ class QuestionFrame(_Frozen):
     periods: tuple[Period, ...] = ()
     listed_years: tuple[int, ...] = ()  # the years named, ranges written out ("2017-2019" is three)
     asks_year: bool = False  # the answer is a year ("in which year ...")
-    several: bool = False  # the answer is a list ("... respectively", "each", "which years")
+    several: bool = False  # the answer is a list ("each", "which years", a value per named year)
     several_span: Span | None = None
-    second_ask: Span | None = None  # "..., and how many invoices ...": a second value is asked
+    second_ask: Span | None = None  # "..., and how many loans ...": a second value is asked
     reason: Span | None = None  # the cue of a why / reason question
     prose: Span | None = None  # the first cue that the answer is prose: a reason, a cause, a description, a method
     document: Span | None = None  # a cue that a document tells part of it ("according to", "because")
     names_document: Span | None = None  # a kind of document it names ("the driving hours policy")
-    subject: Span | None = None  # what is asked ("the total weight of lost shipments")
-    attribute: Span | None = None  # the subject's head phrase ("the total weight"): what a lookup returns
+    subject: Span | None = None  # what is asked ("the total volume of spoiled batches")
+    attribute: Span | None = None  # the subject's head phrase ("the total volume"): what a lookup returns
     wh: str | None = None  # the question word: who, when, where, why, which, what, how
-    entity: str | None = None  # the kind of thing asked for ("carrier" in "which carrier"), 'person' for who
-    one: str | None = None  # the kind of thing exactly one is meant of: "which invoice", "one invoice was ..."
-    one_said: Span | None = None  # "one carrier" in a clause that states it: "The memo puts one carrier on probation"
-    counted: Span | None = None  # "how many invoices": what a count counts
+    entity: str | None = None  # the kind of thing asked for ("lender" in "which lender"), 'person' for who
+    one: str | None = None  # the kind of thing exactly one is meant of: "which loan", "one loan was ..."
+    one_said: Span | None = None  # "one supplier" in a clause that states it: "The memo puts one supplier on notice"
+    counted: Span | None = None  # "how many loans": what a count counts
     unit: Span | None = None  # "how many hours", "how many more kilograms": the unit a quantity is asked in
     seconds_per_unit: int | None = None  # the length of a time unit asked in ("hours": 3600)
     judgement: Literal["all", "same"] | None = None  # a yes/no over several: all hold, or values agree
@@ -119,7 +119,7 @@ class QuestionFrame(_Frozen):
     asks: Span | None = None  # the words naming what it asks for: "government position", "seat how many people"
     relative: Span | None = None  # a word opening a clause about a thing it names: "who" in "the woman who portrayed"
     values: tuple[BoundValue, ...] = ()
-    mentions: tuple[BoundValue, ...] = ()  # values named by part of their words ("cash equivalents")
+    mentions: tuple[BoundValue, ...] = ()  # values named by part of their words ("visiting hours")
     filled: tuple[str, ...] = ()  # the fields an LLM proposed (as spans of the question) where the reader could not
 
     @property
@@ -135,7 +135,7 @@ class QuestionFrame(_Frozen):
 
     @property
     def counted_noun(self) -> str | None:
-        """'invoice' for "how many invoices"."""
+        """'loan' for "how many loans"."""
         if self.counted is None:
             return None
         noun = self.counted.text.split()[-1].lower()
@@ -156,7 +156,7 @@ class QuestionFrame(_Frozen):
 
     @property
     def asks_kind(self) -> bool:
-        """A "what KIND ..." question ("What nationality were A and B?", "What occupation do they
+        """A "what KIND ..." question ("What breed were A and B?", "What occupation do they
         share?"): the answer is a thing of that kind, which prose names without naming the kind."""
         attribute = self.asked_attribute
         return attribute is not None and self.text[: attribute.start].strip().lower() == "what"
@@ -167,8 +167,8 @@ class QuestionFrame(_Frozen):
         return self.operation in COMPUTED
 
     def asked(self, clause: Span) -> str:
-        """A clause that states one thing is meant, asked as a question: "One invoice was disputed
-        because ..." -> "Which invoice was disputed because ...?"; any other clause as it is."""
+        """A clause that states one thing is meant, asked as a question: "One loan was written off
+        because ..." -> "Which loan was written off because ...?"; any other clause as it is."""
         said = self.one_said
         if said is None or not clause.start <= said.start < clause.end:
             return clause.text

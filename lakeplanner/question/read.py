@@ -84,7 +84,7 @@ def read_frame(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         operation, operation_span = Operation.reason, reason
     ranks = superlative(direction_span, words) and opens_with(text, ["which", "who", "whose"])
     if operation in (Operation.lookup, Operation.sum, Operation.count) and ranks:
-        operation = Operation.extreme  # "which warehouse dispatched the largest total weight": a ranking
+        operation = Operation.extreme  # "which brewery bottled the largest total volume": a ranking
     if operation is Operation.lookup and opens_with(text, words.yes_no_openers):
         operation = Operation.yes_no
     return QuestionFrame(
@@ -182,7 +182,7 @@ def judgement_of(text: str, operation: Operation, words: Lexicon) -> str | None:
 
 def measure_of(text: str, operation: Operation, words: Lexicon, unit: Span | None = None) -> Operation | None:
     """The aggregate a change, difference or ratio is taken of, from its first cue ("the number of
-    shipments": count; "the total weight": sum; "the average delay": average)."""
+    appointments": count; "the total volume": sum; "the average wait": average)."""
     if operation not in MEASURED:
         return None
     found = []
@@ -276,8 +276,8 @@ def opens_with(text: str, openers: list[str]) -> bool:
 
 
 def prose_of(text: str, words: Lexicon) -> Span | None:
-    """The first cue that the answer is prose a table cannot hold: a reason, a cause, a description, a
-    composition or a method ("how is X calculated")."""
+    """The first cue that the answer is prose a table cannot hold: a reason, a cause, a description, what
+    a thing is made of or a method ("how is X calculated")."""
     auxiliaries, stems = "|".join(words.method["auxiliaries"]), "|".join(words.method["stems"])
     method = re.search(rf"\bhow\s+(?:{auxiliaries})\b[^?]*?\b(?:{stems})\w*", text, re.I)
     pattern = cached_pattern(tuple(words.prose))
@@ -287,8 +287,8 @@ def prose_of(text: str, words: Lexicon) -> Span | None:
 
 
 def locates(text: str, cue: re.Match, words: Lexicon) -> bool:
-    """The prose cue opens a longer document cue and follows a noun: "the shipment described in report
-    IR-7" says where a row is told of, not that the answer is a description ("what is described in
+    """The prose cue opens a longer document cue and follows a noun: "the patient described in note
+    VN-7" says where a row is told of, not that the answer is a description ("what is described in
     the memo?" still asks for one)."""
     opened = cached_pattern(tuple(words.document_cues)).match(text, cue.start())
     before = WORD.findall(text[: cue.start()])
@@ -413,7 +413,7 @@ def question_word(text: str, words: Lexicon) -> str | None:
 
 
 def entity_of(text: str, words: Lexicon) -> str | None:
-    """The kind of thing asked for: 'which carrier' -> carrier, who -> person (what a count counts is `counted`)."""
+    """The kind of thing asked for: 'which lender' -> lender, who -> person (what a count counts is `counted`)."""
     if opens_with(text, words.person_openers):
         return "person"
     match = WHICH.search(text)
@@ -426,8 +426,8 @@ def entity_of(text: str, words: Lexicon) -> str | None:
 
 
 def one_meant(text: str, words: Lexicon, said: Span | None) -> str | None:
-    """The kind of thing exactly one is meant of: 'which invoice ...' (not 'which invoices'), or a
-    statement saying 'One invoice was disputed ...' (`said`, read by one_said)."""
+    """The kind of thing exactly one is meant of: 'which loan ...' (not 'which loans'), or a
+    statement saying 'One loan was written off ...' (`said`, read by one_said)."""
     match = WHICH.search(text)
     if match and entity_of(text, words) == match.group(1).lower():
         return match.group(1).lower()
@@ -435,8 +435,8 @@ def one_meant(text: str, words: Lexicon, said: Span | None) -> str | None:
 
 
 def one_said(text: str, words: Lexicon) -> Span | None:
-    """'one invoice' in a clause that states rather than asks: "One invoice was disputed because ...",
-    "The Q4 memo puts one carrier on probation. How many ..."."""
+    """'one loan' in a clause that states rather than asks: "One loan was written off because ...",
+    "The Q4 memo puts one supplier on notice. How many ..."."""
     for clause in clauses_of(text):
         if find(words.question_words, clause.text):
             continue
@@ -461,7 +461,7 @@ def unit_of(text: str, words: Lexicon) -> Span | None:
 
 
 def counted_of(text: str, words: Lexicon) -> Span | None:
-    """ "how many shipments", or up to the plural noun adjectives lead to: "how many delayed road shipments"."""
+    """ "how many exhibits", or up to the plural noun adjectives lead to: "how many restored bronze exhibits"."""
     match = HOW_MANY.search(text)
     if not match:
         return None
