@@ -157,7 +157,7 @@ def pushdown(workdir: Path, rows: int) -> dict:
         ),
     )
     from lakeplanner.execute.engines import DuckDBEngine
-    from lakeplanner.execute.sql import parse_select
+    from lakeplanner.policy.readonly import parse_select
 
     started = time.perf_counter()
     [result] = Executor(lake, LLM(FakeBackend([])), ExecSettings(mode="serial")).run(plan)

@@ -576,7 +576,7 @@ def schema_gaps(
     and the lake do not name is abstained. Add a term for one question with
     `ask ... --extend TERM=DESCRIPTION`, or for good with `schema extend`. Exit code 1 when terms are missing.
     """
-    from lakeplanner.plan.extension import sufficiency
+    from lakeplanner.question.coverage import sufficiency
     from lakeplanner.service.schemas import SchemaGaps
 
     with opened(lake) as target:

@@ -17,7 +17,7 @@ from lakeplanner.errors import SqlError
 from lakeplanner.execute.engine import Executor
 from lakeplanner.execute.engines import get_engine
 from lakeplanner.execute.settings import ExecSettings
-from lakeplanner.execute.sql import checked
+from lakeplanner.execute.sql.statement import checked
 from lakeplanner.lake import sample_lake_path
 from lakeplanner.llm import LLM
 from lakeplanner.llm.fake import FakeBackend

@@ -9,12 +9,14 @@ from lakeplanner.execute.confidence import repaired
 from lakeplanner.execute.engine import Executor, start_ray
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.execute.settings import ExecSettings
-from lakeplanner.execute.sql import held_filters, parse_select
+from lakeplanner.execute.sql.values import held_filters
 from lakeplanner.llm import LLM
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.llm.fake import FakeBackend
 from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import Plan, PlanNode
+from lakeplanner.policy.readonly import parse_select
+from lakeplanner.question import QuestionFrame
 
 SERIAL = ExecSettings(mode="serial")
 
@@ -172,8 +174,8 @@ def test_trino_engine_through_a_loopback_protocol_double(sample_lake):
     (backed by DuckDB): no Trino server can be installed here."""
     from trino_double import TrinoDouble
 
-    from lakeplanner.execute import sql as sqlnode
     from lakeplanner.execute.engines import get_engine
+    from lakeplanner.execute.sql import statement as sqlnode
 
     lake, _ = sample_lake
     statement = sqlnode.checked(
@@ -198,8 +200,8 @@ def test_trino_engine_through_a_loopback_protocol_double(sample_lake):
 
 def test_trino_that_is_down_is_an_engine_error_with_a_hint(sample_lake):
     from lakeplanner.errors import EngineError
-    from lakeplanner.execute import sql as sqlnode
     from lakeplanner.execute.engines import get_engine
+    from lakeplanner.execute.sql import statement as sqlnode
 
     lake, _ = sample_lake
     engine = get_engine("trino", lake, ExecSettings(sql_engine="trino", trino_port=9, node_timeout_s=5))
@@ -209,8 +211,8 @@ def test_trino_that_is_down_is_an_engine_error_with_a_hint(sample_lake):
 
 
 def test_a_subquery_that_finds_several_rows_is_named_with_what_to_do(sample_lake):
-    from lakeplanner.execute import sql as sqlnode
     from lakeplanner.execute.engines import get_engine
+    from lakeplanner.execute.sql import statement as sqlnode
 
     lake, _ = sample_lake
     statement = sqlnode.parse_select("SELECT (SELECT name FROM customers) AS n FROM customers LIMIT 1")
@@ -515,7 +517,7 @@ def test_a_lookup_of_held_values_that_matches_nothing_is_not_rewritten(sample_la
 
 
 def test_looks_up_held_values_only_for_equalities_on_one_table():
-    from lakeplanner.execute.sql import looks_up_held_values
+    from lakeplanner.execute.sql.values import looks_up_held_values
 
     categories = {"staff.full_name": ["Ann Lee", "Bo Chan"], "staff.role": ["driver", "clerk"]}
 
@@ -561,7 +563,7 @@ def test_a_row_named_by_a_value_of_another_column_is_found_without_asking_again(
 def test_a_value_no_other_column_holds_is_left_for_the_llm(sample_lake):
     lake, _ = sample_lake
     from lakeplanner.execute.engines import DuckDBEngine
-    from lakeplanner.execute.sql import fix_misplaced_literals
+    from lakeplanner.execute.sql.probes import fix_misplaced_literals
     from lakeplanner.plan.lake_schema import LakeSchema
 
     columns = LakeSchema.from_contract(lake.contract).tables
@@ -962,23 +964,25 @@ def test_graph_node_from_a_search_reads_the_rows_its_documents_cite(sample_lake)
 def test_the_fallback_search_reads_the_collection_that_best_answers_the_question(sample_lake):
     """With several collections, a question that says documents tell it, when nothing was retrieved,
     falls back to the collection whose best passage the cross-encoder scores highest."""
-    from lakeplanner.execute.ask import best_collection, fallback_search
+    from lakeplanner.execute.ask import passage_scores
+    from lakeplanner.plan.routing import best_collection, fallback_search
 
     lake, _ = sample_lake
+    scores = passage_scores(lake)
     from lakeplanner.question import read_question
 
     question = "How many days' notice does termination for convenience require under the contract?"
     collections = ["documents", "documents_contracts", "documents_invoices"]
-    assert best_collection(lake, question, collections) == "documents_contracts"
+    assert best_collection(scores, question, collections) == "documents_contracts"
     plan = framed(Plan(question=question, nodes=(node("$var_1", "sql", "customers", "notice period"),)))
-    [search] = fallback_search(lake, plan, read_question(question)).nodes
+    [search] = fallback_search(plan, read_question(question), lake.contract, scores).nodes
     assert (search.label, search.tool, search.source) == ("$var_2", "vector", "documents_contracts")
     table_question = "Which customer signed up first?"  # its SQL failed: documents that name customers are no answer
     plan = framed(Plan(question=table_question, nodes=(node("$var_1", "sql", "customers", "first signup"),)))
-    assert fallback_search(lake, plan, read_question(table_question)) is None
+    assert fallback_search(plan, read_question(table_question), lake.contract, scores) is None
     unnamed = "Within how many days must a late fee be disputed?"  # no table, column or value of the lake
     plan = framed(Plan(question=unnamed, nodes=(node("$var_2", "sql", "customers", "dispute window"),)))
-    [search] = fallback_search(lake, plan, read_question(unnamed)).nodes
+    [search] = fallback_search(plan, read_question(unnamed), lake.contract, scores).nodes
     assert search.source in collections and search.label == "$var_3"  # a label no step has
 
 
@@ -1070,7 +1074,7 @@ def test_a_chain_runs_in_process_and_a_plan_with_branches_on_ray(sample_lake):
 
 def test_a_table_referring_to_itself_is_listed_with_the_aliases_its_join_needs():
     from lakeplanner.contract.models import ForeignKey
-    from lakeplanner.execute.sql import join_line
+    from lakeplanner.execute.sql.prompt import join_line
 
     def key(source, column, target, target_column):
         return ForeignKey(
@@ -1094,12 +1098,16 @@ def test_a_table_referring_to_itself_is_listed_with_the_aliases_its_join_needs()
 
 
 def test_a_search_where_no_passage_is_relevant_is_also_run_where_one_is(sample_lake):
-    from lakeplanner.execute.ask import searched_where_passages_answer
+    from lakeplanner.execute.ask import passage_scores
+    from lakeplanner.plan.routing import searched_where_passages_answer
 
     lake, _ = sample_lake
+    scores = passage_scores(lake)
     asked = "How many days' notice does termination for convenience require?"
     misrouted = node("$var_1", "vector", "documents_invoices", asked, should_expose_answer=True)
-    plan, edits = searched_where_passages_answer(lake, framed(Plan(question=asked, nodes=(misrouted,))))
+    plan, edits = searched_where_passages_answer(
+        framed(Plan(question=asked, nodes=(misrouted,))), lake.contract, scores
+    )
     [_, sibling] = plan.nodes
     assert (sibling.label, sibling.source, sibling.question, sibling.should_expose_answer) == (
         "$var_2",
@@ -1109,15 +1117,17 @@ def test_a_search_where_no_passage_is_relevant_is_also_run_where_one_is(sample_l
     )
     assert edits[0].startswith("$var_1 also searched in documents_contracts as $var_2")
     routed = framed(Plan(question=asked, nodes=(misrouted.model_copy(update={"source": "documents_contracts"}),)))
-    assert searched_where_passages_answer(lake, routed) == (routed, [])
+    assert searched_where_passages_answer(routed, lake.contract, scores) == (routed, [])
     twice = Plan(
         question=asked, nodes=(misrouted, misrouted.model_copy(update={"label": "$var_2", "source": "documents"}))
     )
-    assert [n.source for n in searched_where_passages_answer(lake, twice)[0].nodes][2:] == ["documents_contracts"]
+    assert [n.source for n in searched_where_passages_answer(twice, lake.contract, scores)[0].nodes][2:] == [
+        "documents_contracts"
+    ]
     narrowed = misrouted.model_copy(update={"question": "notice period in documents with document_id in $var_1.x"})
     first = node("$var_1", "sql", "customers", "x of the customer", returns=("x",))
     chained = framed(Plan(question=asked, nodes=(first, narrowed.model_copy(update={"label": "$var_2"}))))
-    assert searched_where_passages_answer(lake, chained) == (chained, [])
+    assert searched_where_passages_answer(chained, lake.contract, scores) == (chained, [])
 
 
 def test_a_key_filter_the_question_never_asked_for_is_dropped(sample_lake):
@@ -1125,13 +1135,13 @@ def test_a_key_filter_the_question_never_asked_for_is_dropped(sample_lake):
     customer: the filter goes. A key the question names, itself or by its row's name, stays."""
     lake, _ = sample_lake
     from lakeplanner.execute.engines import DuckDBEngine
-    from lakeplanner.execute.sql import drop_unasked_key_filters
+    from lakeplanner.execute.sql.probes import drop_unasked_key_filters
 
     columns, engine = LakeSchema.from_contract(lake.contract).tables, DuckDBEngine(lake)
 
     def dropped(sql: str, asked: str, keep: set[str] = frozenset()) -> tuple[list[str], str]:
         statement = parse_select(sql)
-        edits = drop_unasked_key_filters(statement, engine, lake.contract, columns, asked, keep)
+        edits = drop_unasked_key_filters(statement, engine, lake.contract, columns, QuestionFrame(text=asked), keep)
         return edits, statement.sql("duckdb")
 
     invented = "SELECT COUNT(*) FROM invoices WHERE customer_id = 'C002' AND status = 'paid'"
@@ -1209,7 +1219,7 @@ def test_a_count_of_zero_over_a_value_no_row_holds_is_no_answer(sample_lake):
 
 
 def test_unheld_filters_name_the_strings_no_category_value_matches():
-    from lakeplanner.execute.sql import unheld_filters
+    from lakeplanner.execute.sql.values import unheld_filters
 
     categories = {"carriers.name": ["Northway Haulage Ltd", "Baltix Freight SIA"], "carriers.mode": ["road", "rail"]}
     sql = (
@@ -1217,13 +1227,16 @@ def test_unheld_filters_name_the_strings_no_category_value_matches():
         "AND name <> 'x' AND mode = 'ROAD' OR name ILIKE 'Probation%'"
     )
     assert sorted(unheld_filters(parse_select(sql), categories)) == ["mode 'sea'", "name 'Probation%'"]
-    assert unheld_filters(parse_select(sql), categories, keep={"sea"}, asked="probation carriers") == []
+    assert (
+        unheld_filters(parse_select(sql), categories, keep={"sea"}, asked=QuestionFrame(text="probation carriers"))
+        == []
+    )
 
 
 def test_a_word_of_a_column_name_does_not_name_a_row(logistics):
     """ "freight cost" names a column; a carrier called "... Freight ..." is not what it asks for."""
     from lakeplanner.execute.engines import DuckDBEngine
-    from lakeplanner.execute.sql import drop_unasked_key_filters
+    from lakeplanner.execute.sql.probes import drop_unasked_key_filters
 
     columns = LakeSchema.from_contract(logistics.contract).tables
     statement = parse_select(
@@ -1231,7 +1244,9 @@ def test_a_word_of_a_column_name_does_not_name_a_row(logistics):
         "(SELECT carrier_code FROM carriers WHERE name = 'Baltix Freight SIA')"
     )
     asked = "What freight cost did the shipments to Oslo incur?"
-    edits = drop_unasked_key_filters(statement, DuckDBEngine(logistics), logistics.contract, columns, asked)
+    edits = drop_unasked_key_filters(
+        statement, DuckDBEngine(logistics), logistics.contract, columns, QuestionFrame(text=asked)
+    )
     assert edits == ["name = 'Baltix Freight SIA' dropped (the question names neither it nor its row)"]
     assert "Baltix" not in statement.sql("duckdb")
 
@@ -1239,7 +1254,7 @@ def test_a_word_of_a_column_name_does_not_name_a_row(logistics):
 def test_a_bound_value_is_compared_with_the_column_that_holds_it(logistics):
     """A search read the carrier's code in a memo; the SQL compared it with the carriers' names."""
     from lakeplanner.execute.engines import DuckDBEngine
-    from lakeplanner.execute.sql import compare_bound_values_where_held
+    from lakeplanner.execute.sql.probes import compare_bound_values_where_held
 
     columns = LakeSchema.from_contract(logistics.contract).tables
     engine = DuckDBEngine(logistics)
@@ -1256,7 +1271,7 @@ def test_a_bound_value_is_compared_with_the_column_that_holds_it(logistics):
 
 
 def test_filters_beside_a_bound_choice_that_the_question_never_asks_are_dropped(logistics):
-    from lakeplanner.execute.sql import drop_filters_beside_bound_choice
+    from lakeplanner.execute.sql.rewrites import drop_filters_beside_bound_choice
 
     columns = LakeSchema.from_contract(logistics.contract).tables
     sql = (
@@ -1265,33 +1280,43 @@ def test_filters_beside_a_bound_choice_that_the_question_never_asks_are_dropped(
     )
     statement = parse_select(sql)
     asked = "The memo puts one road carrier on probation. How many shipments did it handle in 2024?"
-    edits = drop_filters_beside_bound_choice(statement, columns, {"IBRF"}, asked)
+    edits = drop_filters_beside_bound_choice(statement, columns, {"IBRF"}, QuestionFrame(text=asked))
     assert len(edits) == 2 and all("dropped" in e for e in edits)
     kept = statement.sql("duckdb")
     assert "rating" not in kept and "agreement" not in kept
     assert "mode = 'road'" in kept and "= 2024" in kept  # the question names them
     rated = parse_select("SELECT name FROM carriers WHERE carrier_code = 'IBRF' AND rating < 4.0")
-    assert drop_filters_beside_bound_choice(rated, columns, {"IBRF"}, "Is its rating below 4.0?") == []
-    assert drop_filters_beside_bound_choice(rated, columns, set(), asked) == []  # nothing bound chose the row
+    assert (
+        drop_filters_beside_bound_choice(rated, columns, {"IBRF"}, QuestionFrame(text="Is its rating below 4.0?")) == []
+    )
+    assert (
+        drop_filters_beside_bound_choice(rated, columns, set(), QuestionFrame(text=asked)) == []
+    )  # nothing bound chose the row
 
 
 def test_a_step_asking_a_rows_reference_reads_it_not_the_rows_own_key(logistics):
     """ "supervisor of X" returning staff_id: the supervisor's id, which X's supervisor column holds."""
-    from lakeplanner.execute.sql import select_asked_reference
+    from lakeplanner.execute.sql.rewrites import select_asked_reference
 
     own = (
         "SELECT t1.staff_id AS staff_id FROM staff AS t1 JOIN staff AS t2 ON t1.supervisor = t2.staff_id "
         "WHERE t1.full_name = 'X'"
     )
     statement = parse_select(own)
-    edits = select_asked_reference(statement, "supervisor of the staff named X", ["staff_id"], logistics.contract)
+    edits = select_asked_reference(
+        statement, QuestionFrame(text="supervisor of the staff named X"), ["staff_id"], logistics.contract
+    )
     assert edits == ["staff_id read from supervisor (the step asks the supervisor, not the row's own staff_id)"]
     assert statement.sql("duckdb").startswith("SELECT t1.supervisor AS staff_id FROM")
     supervised = parse_select("SELECT staff_id FROM staff WHERE supervisor = 'E1045'")
     asked = "staff members whose supervisor is E1045"
-    assert select_asked_reference(supervised, asked, ["staff_id"], logistics.contract) == []  # filtered on it
+    assert (
+        select_asked_reference(supervised, QuestionFrame(text=asked), ["staff_id"], logistics.contract) == []
+    )  # filtered on it
     unnamed = parse_select(own)
-    assert select_asked_reference(unnamed, "the staff named X", ["staff_id"], logistics.contract) == []
+    assert (
+        select_asked_reference(unnamed, QuestionFrame(text="the staff named X"), ["staff_id"], logistics.contract) == []
+    )
 
 
 def test_a_search_step_keeps_only_a_read_value_its_passages_state_and_its_question_does_not():

@@ -5,9 +5,12 @@ from pyiceberg import expressions as ice
 from sqlglot import exp
 
 from lakeplanner.contract.models import FieldType
+from lakeplanner.errors import SqlError
 from lakeplanner.execute.engines import iceberg_filter, pushdown
-from lakeplanner.execute.sql import SqlError, bind, checked, parse_select, with_row_keys
+from lakeplanner.execute.sql.statement import bind, checked, with_row_keys
 from lakeplanner.plan.model import PlanNode
+from lakeplanner.policy.readonly import parse_select
+from lakeplanner.question import QuestionFrame
 
 TABLES = {
     "customers": {"customer_id": FieldType.string, "name": FieldType.string, "segment": FieldType.string},
@@ -149,14 +152,14 @@ def test_execution_settings_come_from_the_execute_table(tmp_path, monkeypatch):
     ],
 )
 def test_a_filter_literal_is_pointed_at_a_held_value(literal, fixed):
-    from lakeplanner.execute.sql import closest_value
+    from lakeplanner.execute.sql.values import closest_value
 
     held = ["Fixed Price", "Other", "Total sales", "Write-offs, net of recoveries"]
     assert closest_value(literal, held) == fixed
 
 
 def test_category_literals_are_fixed_in_the_statement_but_bound_values_kept():
-    from lakeplanner.execute.sql import fix_category_literals
+    from lakeplanner.execute.sql.rewrites import fix_category_literals
 
     statement = parse_select(
         "SELECT value FROM financials WHERE line_item = 'Write-offs' AND year = 2019 "
@@ -172,7 +175,7 @@ def test_category_literals_are_fixed_in_the_statement_but_bound_values_kept():
 def test_a_category_filter_no_row_holds_is_dropped_where_earlier_results_choose_the_rows():
     """Documents tell of the dispute; the status column holds no 'disputed': the condition would empty
     the step whatever rows the search found."""
-    from lakeplanner.execute.sql import drop_unheld_category_filters
+    from lakeplanner.execute.sql.rewrites import drop_unheld_category_filters
 
     held = {"shipments.state": ["delivered", "in transit", "lost"]}
     statement = parse_select(
@@ -188,7 +191,7 @@ def test_a_category_filter_no_row_holds_is_dropped_where_earlier_results_choose_
 
 
 def test_an_aggregate_over_compared_values_is_grouped_by_them():
-    from lakeplanner.execute.sql import group_compared_values
+    from lakeplanner.execute.sql.rewrites import group_compared_values
 
     statement = parse_select(
         "SELECT SUM(value) AS v FROM financials WHERE line_item = 'Total' AND year IN (2018, 2019)"
@@ -206,7 +209,7 @@ def test_an_aggregate_over_compared_values_is_grouped_by_them():
 
 
 def test_values_summed_together_are_grouped_only_when_the_question_compares_them():
-    from lakeplanner.execute.sql import group_compared_values
+    from lakeplanner.execute.sql.rewrites import group_compared_values
     from lakeplanner.question import read_question
 
     sql = "SELECT SUM(total_amount) FROM invoices WHERE currency = 'EUR' AND status IN ('open', 'overdue')"
@@ -218,7 +221,7 @@ def test_values_summed_together_are_grouped_only_when_the_question_compares_them
 
 
 def test_a_row_the_question_names_but_the_step_lost_is_found():
-    from lakeplanner.execute.sql import lost_values
+    from lakeplanner.execute.sql.values import lost_values
 
     held = {
         "financials.section": ["Cost of revenue", "Includes stock-based compensation of"],
@@ -226,10 +229,21 @@ def test_a_row_the_question_names_but_the_step_lost_is_found():
         "financials.column_label": ["2019 Amount", "2018 Amount"],
     }
     asked = "What is the average total cost of revenue for 2018 and 2019?"
-    lost = lost_values(held, "average of the value column for 2018 and 2019", asked)
+    lost = lost_values(
+        held, QuestionFrame(text="average of the value column for 2018 and 2019"), QuestionFrame(text=asked)
+    )
     assert lost == {"financials.line_item": ["Total cost of revenue"]}  # not the broader section
-    assert lost_values(held, "total cost of revenue in 2018 and 2019", asked) == {}
-    assert lost_values(held, "the value of Services in 2019", "What was Services worth in 2019?") == {}
+    assert (
+        lost_values(held, QuestionFrame(text="total cost of revenue in 2018 and 2019"), QuestionFrame(text=asked)) == {}
+    )
+    assert (
+        lost_values(
+            held,
+            QuestionFrame(text="the value of Services in 2019"),
+            QuestionFrame(text="What was Services worth in 2019?"),
+        )
+        == {}
+    )
 
 
 def test_a_date_string_against_a_zoned_timestamp_is_filtered_by_duckdb_not_pushed_down(tmp_path):
@@ -253,7 +267,7 @@ def test_a_date_string_against_a_zoned_timestamp_is_filtered_by_duckdb_not_pushe
 
 def test_the_per_year_example_uses_the_lakes_own_period_column():
     from lakeplanner.contract.models import Contract, FieldEntry, FieldType
-    from lakeplanner.execute.sql import period_example
+    from lakeplanner.execute.sql.prompt import period_example
 
     def field(source, column, ftype, examples):
         return FieldEntry(
@@ -277,7 +291,7 @@ def test_the_per_year_example_uses_the_lakes_own_period_column():
 
 
 def test_a_column_of_a_table_the_statement_may_join_is_joined_along_its_foreign_key(logistics):
-    from lakeplanner.execute.sql import with_missing_joins
+    from lakeplanner.execute.sql.rewrites import with_missing_joins
     from lakeplanner.plan.lake_schema import LakeSchema
 
     schema = LakeSchema.from_contract(logistics.contract)
@@ -298,7 +312,7 @@ def test_a_column_of_a_table_the_statement_may_join_is_joined_along_its_foreign_
 def test_a_name_a_search_read_is_matched_against_the_column_the_step_names(logistics):
     """The step says "carriers.name in $var_1.answer"; a statement comparing the key column with it
     compares the name column, joined along the foreign key."""
-    from lakeplanner.execute.sql import with_missing_joins
+    from lakeplanner.execute.sql.rewrites import with_missing_joins
     from lakeplanner.plan.lake_schema import LakeSchema
     from lakeplanner.plan.model import PlanNode
 
@@ -353,7 +367,7 @@ def test_a_reference_compared_between_two_bound_values_names_no_table():
     ],
 )
 def test_a_statement_aggregating_beside_plain_columns_is_grouped_by_them(sql, grouped):
-    from lakeplanner.execute.sql import group_bare_columns
+    from lakeplanner.execute.sql.rewrites import group_bare_columns
 
     statement = parse_select(sql)
     edits = group_bare_columns(statement)
@@ -379,12 +393,15 @@ def test_a_column_named_without_its_table_is_the_steps_own():
 
 def test_a_key_compared_with_a_word_its_target_table_holds_reads_the_rows_that_hold_it(logistics):
     """`shipments.carrier = 'rail'`: no carrier code is 'rail'; the carriers' mode column holds it."""
-    from lakeplanner.execute.sql import category_values, fix_key_literals
+    from lakeplanner.execute.sql.rewrites import fix_key_literals
+    from lakeplanner.execute.sql.values import category_values
     from lakeplanner.plan.lake_schema import LakeSchema
 
     schema = LakeSchema.from_contract(logistics.contract)
     allowed = schema.sql_tables("shipments")
-    categories = category_values(logistics, logistics.contract, allowed, "total freight cost of rail shipments")
+    categories = category_values(
+        logistics, logistics.contract, allowed, QuestionFrame(text="total freight cost of rail shipments")
+    )
     statement = parse_select(
         "SELECT SUM(freight_cost) FROM shipments AS s WHERE s.carrier = 'Rail' AND year(dispatched_at) = 2024"
     )
@@ -400,7 +417,7 @@ def test_a_key_compared_with_a_word_its_target_table_holds_reads_the_rows_that_h
 
 
 def test_a_like_on_a_date_or_timestamp_column_matches_its_text():
-    from lakeplanner.execute.sql import match_dates_as_text
+    from lakeplanner.execute.sql.rewrites import match_dates_as_text
 
     tables = {
         "trips": {"trip_id": FieldType.string, "left_at": FieldType.timestamp, "due": FieldType.date},
@@ -421,7 +438,7 @@ def test_a_like_on_a_date_or_timestamp_column_matches_its_text():
 
 
 def test_a_value_compared_with_itself_is_dropped_or_replaced_by_the_value():
-    from lakeplanner.execute.sql import drop_self_cancelling
+    from lakeplanner.execute.sql.rewrites import drop_self_cancelling
 
     statement = parse_select("SELECT total, (total - total) AS change, total / total AS ratio FROM invoices")
     assert len(drop_self_cancelling(statement)) == 2 and statement.named_selects == ["total"]
@@ -432,7 +449,7 @@ def test_a_value_compared_with_itself_is_dropped_or_replaced_by_the_value():
 
 
 def test_rows_of_compared_values_are_labelled_by_the_compared_column():
-    from lakeplanner.execute.sql import label_compared_rows
+    from lakeplanner.execute.sql.rewrites import label_compared_rows
     from lakeplanner.question import read_question
 
     compares = read_question("What is the difference between the totals of customers C1 and C2?")
@@ -445,3 +462,23 @@ def test_rows_of_compared_values_are_labelled_by_the_compared_column():
     assert label_compared_rows(parse_select(sql), compares, keep={"C1", "C2"}) == []  # bound by an earlier step
     grouped = "SELECT SUM(total) FROM invoices WHERE customer_id IN ('C1', 'C2') GROUP BY customer_id"
     assert label_compared_rows(parse_select(grouped), compares) == []
+
+
+def test_a_sql_pass_changes_a_copy_and_leaves_the_statement_it_was_handed():
+    from lakeplanner.contract.models import Contract
+    from lakeplanner.execute.sql.passes import REPAIR_PASSES, SHAPE_PASSES, StepContext, apply_passes
+
+    step = StepContext(
+        columns_of={"loans": {"loan_id": FieldType.string, "fee": FieldType.number}},
+        allowed=("loans",),
+        contract=Contract(),
+        frame=QuestionFrame(text="fees of loans"),
+        step=QuestionFrame(text="fees of loans"),
+    )
+    written = parse_select("SELECT fee, (fee - fee) AS change FROM loans LIMIT 5")
+    before = written.sql()
+    repaired, edits = apply_passes(written, step, (*SHAPE_PASSES, *REPAIR_PASSES))
+    assert written.sql() == before and repaired.named_selects == ["fee"] and edits
+    probes = [p.name for p in REPAIR_PASSES if p.probes_engine]
+    assert probes == ["bound values compared where held", "unasked key filters dropped"]
+    assert all(not p.applies(step) for p in REPAIR_PASSES if p.probes_engine)  # nothing bound, no question asked

@@ -53,11 +53,10 @@ from sqlglot import exp
 from lakeplanner.config import LimitsConfig
 from lakeplanner.contract.models import ExclusionManifest, FieldType
 from lakeplanner.errors import BadSourceError, LakeplannerError, SqlError
-from lakeplanner.execute.sql import checked
+from lakeplanner.execute.sql.statement import checked
 from lakeplanner.ingest.readers import Document, TableData, read_document, read_table_file
 from lakeplanner.llm import LLM
 from lakeplanner.llm.fake import FakeBackend
-from lakeplanner.plan.cache import KnownValues, extract_slots, template_of
 from lakeplanner.plan.dataops import Repair, repair
 from lakeplanner.plan.filters import COLLECTION_FIELDS, FilterError, milvus_expression
 from lakeplanner.plan.findings import Finding
@@ -66,6 +65,8 @@ from lakeplanner.plan.validate import validate
 from lakeplanner.policy.readonly import ANONYMOUS_ALLOWED, DENIED_FUNCTIONS, locked_duckdb, parse_select
 from lakeplanner.question import QuestionFrame, Span, read_question
 from lakeplanner.question.fill import fill_frame
+from lakeplanner.question.known import KnownValues
+from lakeplanner.question.template import extract_slots, template_of
 
 EXAMPLES = int(os.environ.get("LAKEPLANNER_FUZZ_EXAMPLES", "100"))
 REPORT = os.environ.get("LAKEPLANNER_FUZZ_REPORT")

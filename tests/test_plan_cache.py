@@ -3,9 +3,11 @@
 import pytest
 
 from lakeplanner.llm.embeddings import default_embedder
-from lakeplanner.plan.cache import Context, KnownValues, PlanCache, cache_for, extract_slots, template_of
+from lakeplanner.plan.cache import Context, PlanCache, cache_for
 from lakeplanner.plan.model import Plan, PlanNode
 from lakeplanner.question import read_question
+from lakeplanner.question.known import KnownValues
+from lakeplanner.question.template import extract_slots, template_of
 
 
 def total_plan(invoice: str) -> Plan:
@@ -118,11 +120,12 @@ def test_a_plan_naming_a_value_the_question_does_not_is_never_served(cache):
     )
     cache.put(read_question(asked), plan)
     assert cache.get(read_question("How many customers are in the SMB segment?")).plan.nodes[0].sql.endswith("'SMB'")
-    assert cache.foreign_values(plan, "How many customers are there?") == ["Enterprise", "Enterprise"]
+    assert cache.foreign_values(plan, read_question("How many customers are there?")) == ["Enterprise", "Enterprise"]
 
 
 def test_a_damaged_cache_line_is_skipped_and_writers_never_share_a_temporary_file(tmp_path):
-    from lakeplanner.plan.cache import KnownValues, PlanCache
+    from lakeplanner.plan.cache import PlanCache
+    from lakeplanner.question.known import KnownValues
 
     path = tmp_path / "plan_cache.jsonl"
     path.write_text('{"question": "torn by another writ\n')

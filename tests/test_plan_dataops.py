@@ -651,7 +651,7 @@ def test_arithmetic_over_a_row_the_question_names_reads_its_table_not_the_docume
     from restores import restore_table_arithmetic
 
     from lakeplanner.contract.models import FieldType
-    from lakeplanner.plan.cache import KnownValues
+    from lakeplanner.question.known import KnownValues
 
     schema = LakeSchema(
         tables={"financials": {"line_item": FieldType.string, "year": FieldType.integer, "value": FieldType.number}},

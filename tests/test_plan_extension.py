@@ -19,11 +19,10 @@ from lakeplanner.plan.extension import (
     extension_of,
     propose,
     query_scoped,
-    spellings,
-    sufficiency,
     version_log,
 )
 from lakeplanner.policy import Access
+from lakeplanner.question.coverage import spellings, sufficiency
 
 
 def small_lake(tmp_path) -> Lake:

@@ -5,11 +5,11 @@ import pytest
 from lakeplanner.contract.models import FieldType
 from lakeplanner.llm.base import LLM
 from lakeplanner.llm.fake import FakeBackend
-from lakeplanner.plan.cache import KnownValues
 from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.planner import Planner
 from lakeplanner.plan.single_source import one_table_plan, tables_of_named_columns
 from lakeplanner.question import read_question
+from lakeplanner.question.known import KnownValues
 from lakeplanner.question.read import with_values
 
 

@@ -275,3 +275,23 @@ def test_prose_is_an_answer_a_table_cannot_hold(question, cue):
 )
 def test_what_a_count_counts_is_the_plural_noun_its_adjectives_lead_to(question, noun):
     assert read_question(question).counted_noun == noun
+
+
+def test_the_coverage_gate_reads_the_asked_attribute_under_the_lakes_packs():
+    """A word that names the reporting entity ("company") is an answer's shape only where the report
+    pack is on; elsewhere it is a concept the lake must hold."""
+    from lakeplanner.question.coverage import asked_concepts
+
+    asked = "What is the company's rental income?"
+    assert asked_concepts(read_question(asked, packs=("report_grid",))) == ["rental", "income"]
+    assert asked_concepts(read_question(asked)) == ["company", "rental", "income"]
+    assert asked_concepts(read_question("What is the original loan limit?")) == ["loan", "limit"]
+
+
+def test_the_frame_answers_what_its_words_say():
+    frame = read_question("How many loans did the Halden branch renew in 2023?")
+    assert frame.says("halden BRANCH") and not frame.says("Oslo")
+    assert frame.says_word("loans") and not frame.says_word("loan")
+    assert "loan" in frame.content_stems and frame.opens_with_question_word
+    assert frame.with_answer("12") == "How many loans did the Halden branch renew in 2023: 12."
+    assert frame.rest_of_clause(frame.counted).startswith(frame.counted.text)

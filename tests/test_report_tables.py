@@ -6,7 +6,8 @@ import pytest
 
 from lakeplanner import Lake
 from lakeplanner.errors import BadSourceError
-from lakeplanner.ingest.report_tables import normalize_report, parse_cell, scale_of
+from lakeplanner.ingest.report_tables import normalize_report, parse_cell
+from lakeplanner.question.headers import scale_of
 
 GRID = [
     ["", "", "Years Ended September 30,", ""],

@@ -5,8 +5,9 @@ import json
 import pytest
 
 from lakeplanner.errors import LakeplannerError
+from lakeplanner.execute.grounding import composite_confidence, evaluate, grounding
 from lakeplanner.execute.results import Evidence, NodeResult, SqlRun
-from lakeplanner.execute.synthesize import composite_confidence, evaluate, grounding, synthesize
+from lakeplanner.execute.synthesize import synthesize
 from lakeplanner.lineage.steps import Recorder
 from lakeplanner.llm import LLM
 from lakeplanner.llm.fake import FakeBackend
@@ -182,8 +183,8 @@ def test_coverage_gate_abstains_when_nothing_mentions_the_asked_attribute(sample
 
 
 def test_a_yes_or_no_is_grounded_only_in_something_retrieved():
+    from lakeplanner.execute.grounding import grounding
     from lakeplanner.execute.results import NodeResult
-    from lakeplanner.execute.synthesize import grounding
 
     found = NodeResult(label="$var_1", tool="sql", source="t", question="q", rows=[{"nationality": "American"}])
     empty = NodeResult(label="$var_1", tool="sql", source="t", question="q")
@@ -215,7 +216,7 @@ YEARS = NodeResult(
 )
 def test_a_number_the_llm_computed_is_traced_to_cells_or_refused(said, expression):
     from lakeplanner.execute.arithmetic import derivation
-    from lakeplanner.execute.synthesize import normalised, numbers_in
+    from lakeplanner.execute.grounding import normalised, numbers_in
 
     assert derivation(numbers_in(normalised(said)), [YEARS]) == expression
 
@@ -325,7 +326,7 @@ def test_passages_answer_a_what_kind_question_without_naming_the_kind(sample_lak
 
 
 def test_a_percentage_or_a_mean_is_grounded_in_its_cells_not_in_its_constants():
-    from lakeplanner.execute.synthesize import grounding
+    from lakeplanner.execute.grounding import grounding
 
     assert grounding("-22.22", [YEARS], "(44.1 - 56.7) / 56.7 * 100") == 1.0
     assert grounding("50.4", [YEARS], "(44.1 + 56.7) / 2") == 1.0
@@ -416,7 +417,7 @@ def test_respective_values_of_named_years_are_listed_in_the_order_asked_whatever
     ],
 )
 def test_an_answer_that_restates_the_question_keeps_what_follows(question, said, item):
-    from lakeplanner.execute.synthesize import unrestated
+    from lakeplanner.question.predicate import unrestated
 
     assert unrestated(read_question(question), said) == item
 
@@ -476,7 +477,7 @@ def test_an_ungrounded_difference_of_two_named_items_is_computed_by_their_templa
 
 
 def test_a_span_is_shown_as_the_passage_writes_it():
-    from lakeplanner.execute.synthesize import verbatim
+    from lakeplanner.execute.settle import verbatim
 
     standard = PASSAGE.model_copy(
         update={
@@ -528,7 +529,7 @@ def test_an_answer_that_repeats_the_question_is_repaired():
 
 def test_the_one_value_the_question_names_is_no_answer_to_it():
     """The SQL step read the named staff row's own key, so its label came back as the answer."""
-    from lakeplanner.execute.synthesize import is_the_value_named
+    from lakeplanner.execute.settle import is_the_value_named
     from lakeplanner.question.read import with_values
 
     asked = "Who supervises Ann Lee?"
@@ -546,7 +547,7 @@ def test_the_one_value_the_question_names_is_no_answer_to_it():
 
 
 def test_an_alternative_named_in_the_question_is_an_answer():
-    from lakeplanner.execute.synthesize import restates
+    from lakeplanner.question.answers import restates
 
     magazine = read_question("Which magazine was started first, Arthur's Magazine or First for Women?")
     assert not restates(magazine, "Arthur's Magazine")
@@ -559,7 +560,7 @@ def test_an_alternative_named_in_the_question_is_an_answer():
 
 def test_a_who_or_which_question_answered_by_a_name_it_states_repeats_it():
     """ "Who" and "which" ask for something the question does not name; only "A or B" offers names."""
-    from lakeplanner.execute.synthesize import restates
+    from lakeplanner.question.answers import restates
 
     assert restates(read_question("Who was the dispatcher that Ann Lee trained in 2021?"), "Ann Lee")
     assert restates(read_question("Under which manager did Omar Haddad lead the Leeds depot?"), "Omar Haddad")
@@ -567,7 +568,7 @@ def test_a_who_or_which_question_answered_by_a_name_it_states_repeats_it():
 
 
 def test_a_name_made_of_words_the_question_holds_apart_is_not_a_restatement():
-    from lakeplanner.execute.synthesize import restates
+    from lakeplanner.question.answers import restates
 
     asked = read_question("What is the name of the ferry that serves the harbour of the Northern Line?")
     assert not restates(asked, "Harbour Ferry")
@@ -650,13 +651,15 @@ def test_a_percentage_change_over_a_divisor_of_two_point_something_is_grounded()
 
 
 def test_determiners_and_irregular_past_forms_are_not_terms_the_lake_must_mention():
-    from lakeplanner.execute.synthesize import is_concept
+    from lakeplanner.question.coverage import is_concept
+    from lakeplanner.question.lexicon import lexicon
 
-    assert not is_concept("another") and not is_concept("paid") and is_concept("dividends")
+    words = lexicon()
+    assert not is_concept("another", words) and not is_concept("paid", words) and is_concept("dividends", words)
 
 
 def test_one_row_is_shown_with_the_keys_of_the_rows_behind_it():
-    from lakeplanner.execute.synthesize import numbered_results
+    from lakeplanner.execute.answer_prompt import numbered_results
 
     total = NodeResult(
         label="$var_2",
@@ -720,7 +723,7 @@ def test_a_search_for_the_one_thing_asked_passes_on_its_first_choice_only():
 
 
 def test_a_number_the_sentence_adds_that_nothing_states_is_found():
-    from lakeplanner.execute.synthesize import unsupported_numbers
+    from lakeplanner.execute.settle import unsupported_numbers
 
     memo = PASSAGE.model_copy(update={"rows": [{"customer_id": "C003"}]})
     question = "According to the Q3 2024 memo, which customer agreed to a payment plan?"
@@ -731,7 +734,8 @@ def test_a_number_the_sentence_adds_that_nothing_states_is_found():
 
 
 def test_a_row_asked_for_and_answered_with_its_documents_id_is_named_by_its_key():
-    from lakeplanner.execute.synthesize import Draft, rows_for_documents
+    from lakeplanner.execute.answer_prompt import Draft
+    from lakeplanner.execute.settle import rows_for_documents
     from lakeplanner.question import read_question
 
     report = NodeResult(
@@ -754,7 +758,7 @@ def test_a_row_asked_for_and_answered_with_its_documents_id_is_named_by_its_key(
 
 
 def test_a_sentence_that_states_none_of_the_answer_is_found():
-    from lakeplanner.execute.synthesize import omits_the_answer
+    from lakeplanner.execute.settle import omits_the_answer
     from lakeplanner.question import read_question
 
     asked = read_question("What notice period does the depot's lease specify?")
@@ -768,13 +772,15 @@ def test_a_sentence_that_states_none_of_the_answer_is_found():
 
 
 def test_an_adjective_qualifying_the_asked_attribute_is_no_missing_concept(sample_lake):
-    """TAT-QA abstained on "the average annual amount" and "the nominal difference": nothing in
-    the lake says "annual" or "nominal", but they only qualify what is asked."""
-    from lakeplanner.execute.synthesize import is_concept, uncovered_terms
+    """Words that only qualify what is asked ("the average annual amount", "the nominal difference")
+    are no concepts the lake must mention."""
+    from lakeplanner.execute.synthesize import uncovered_terms
+    from lakeplanner.question.coverage import is_concept
+    from lakeplanner.question.lexicon import lexicon
 
     lake, _ = sample_lake
     terms = ["annual", "nominal", "historic", "previous", "phone", "amount", "rental", "metric", "receivable"]
-    assert [t for t in terms if is_concept(t)] == ["phone", "amount", "rental", "metric", "receivable"]
+    assert [t for t in terms if is_concept(t, lexicon())] == ["phone", "amount", "rental", "metric", "receivable"]
     asked = "What is the nominal difference of the totals of the unpaid invoices?"
     assert uncovered_terms(read_question(asked), lake.contract, [ROWS]) == []
 
@@ -925,7 +931,7 @@ def test_a_difference_of_two_items_answered_with_one_of_them_is_computed_by_thei
 
 
 def test_a_text_cell_with_no_number_is_no_fallback_where_a_number_is_asked():
-    from lakeplanner.execute.synthesize import fallback_value
+    from lakeplanner.execute.by_code import fallback_value
 
     warehouse = ROWS.model_copy(update={"rows": [{"from_wh": "WH-05"}]})
     assert fallback_value([warehouse], read_question("How many hours did shipment SHP-1 take?")) is None
@@ -1023,7 +1029,7 @@ def test_a_single_cell_still_goes_to_the_model_where_it_may_not_be_the_answer(qu
 def test_a_draft_writes_a_reason_only_when_it_abstains():
     """Constrained decoding: after `"abstain": false` the reason can only be empty; every other field
     is written as before (a model kept from the reason writes a calculation instead)."""
-    from lakeplanner.execute.synthesize import Draft
+    from lakeplanner.execute.answer_prompt import Draft
 
     answered, abstained = Draft.model_json_schema()["anyOf"]
     assert answered["properties"]["abstain"] == {"const": False} and answered["properties"]["reason"] == {"const": ""}

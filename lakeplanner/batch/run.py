@@ -17,8 +17,9 @@ from lakeplanner.batch.pool import pool_rows
 from lakeplanner.execute.engine import Executor, actor_llm_factory
 from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.llm.base import LLM, get_llm
-from lakeplanner.plan.cache import known_values, template_of
+from lakeplanner.plan.cache import known_values
 from lakeplanner.policy import Policy
+from lakeplanner.question.template import template_of
 
 Progress = Callable[[int, int], None]  # (questions done in this run, questions to do)
 

@@ -12,6 +12,8 @@ import pyarrow.compute as pc
 from lakeplanner.config import StructureConfig
 from lakeplanner.contract.models import ForeignKey, HierarchyEdge, IdentityKey
 from lakeplanner.contract.profile import is_id_like, is_provenance, is_stringy, mean_length
+from lakeplanner.question.words import singular
+from lakeplanner.question.years import is_year_number
 
 KEY_TYPES = (pa.types.is_string, pa.types.is_large_string, pa.types.is_integer, pa.types.is_date)
 COMPOSITE_CANDIDATES = 10
@@ -128,15 +130,7 @@ class KeyedTable:
         return any(k.columns == [column] for k in self.keys)
 
 
-def singular(name: str) -> str:
-    for plural, single in (("ies", "y"), ("ses", "s"), ("s", "")):
-        if name.endswith(plural):
-            return name[: -len(plural)] + single
-    return name
-
-
 NAME_STOPWORDS = frozenset({"id", "ids", "code", "key", "ref", "no", "number", "fk", "uid", "uuid", "guid"})
-YEARS = (1800, 2200)
 SMALL_INTEGER = 1000  # integer keys below this overlap by accident (counts, quantities, ranks)
 
 
@@ -209,7 +203,7 @@ def accidental_overlap(column: pa.ChunkedArray, values: pa.Array) -> str | None:
         return "fewer than 3 distinct values"
     if pa.types.is_integer(values.type):
         low, high = pc.min(values).as_py(), pc.max(values).as_py()
-        if YEARS[0] <= low and high <= YEARS[1]:
+        if is_year_number(low) and is_year_number(high):
             return "years"
         if high < SMALL_INTEGER:
             return "small integers"

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from lakeplanner.contract.models import DiscoveryRecord, EntityAttribute, EntityType, FieldEntry, Relationship
 from lakeplanner.llm.base import LLM, Usage, system, user
+from lakeplanner.question.words import alnum_runs
 
 SAMPLE_BUDGET_CHARS = 4000
 MAX_SAMPLE_CHARS = 1200
@@ -151,13 +152,13 @@ def validation_prompt(source: str, fields: Sequence[FieldEntry], draft: SourceDi
 
 
 def pascal_case(name: str) -> str:
-    words = re.findall(r"[A-Za-z0-9]+", name)
+    words = alnum_runs(name)
     return "".join(w[:1].upper() + w[1:] for w in words) or "Entity"
 
 
 def upper_snake(name: str) -> str:
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    return "_".join(re.findall(r"[A-Za-z0-9]+", spaced)).upper() or "RELATED_TO"
+    return "_".join(alnum_runs(spaced)).upper() or "RELATED_TO"
 
 
 def merge_passes(first: SourceDiscovery, second: SourceDiscovery) -> SourceDiscovery:

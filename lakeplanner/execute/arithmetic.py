@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.question import Operation, QuestionFrame
-from lakeplanner.question.read import years_in
+from lakeplanner.question.years import is_year_number, years_in
 
 YEAR_COLUMN = re.compile(r"^(?:period|yr|year)$|(?:^|_)year$|^year_", re.I)  # year, school_year, intake_year
 DERIVATIONS: tuple[tuple[str, Callable[[float, float], float]], ...] = (
@@ -46,7 +46,6 @@ DERIVATIONS: tuple[tuple[str, Callable[[float, float], float]], ...] = (
 MAX_OPERANDS = 40
 KEY_LABEL = "key of "  # a row key set beside a row's cells (with_keys)
 MAX_FROM_GAP = 12
-_FROM_ITEM = re.compile(r"\bfrom\b", re.I)
 SUBTRACTIONS = (Operation.change, Operation.difference)
 
 
@@ -64,7 +63,7 @@ def is_number(value: object) -> bool:
 def year_of(row: dict) -> int | None:
     for column in (c for c in row if is_year_column(c)):
         value = row.get(column)
-        if is_number(value) and 1900 <= value <= 2100:
+        if is_year_number(value):
             return int(value)
         if isinstance(value, str) and len(years := years_in(value)) == 1:
             return years[0]
@@ -177,7 +176,7 @@ def item_arithmetic(frame: QuestionFrame, results: list[NodeResult]) -> str | No
     rows = [with_keys(row, r) for r in results for row in r.rows if len(numbers_of(row)) == 1]
     if len(rows) != 2:
         return None
-    at = [label_position(frame.text, row, other) for row, other in ((rows[0], rows[1]), (rows[1], rows[0]))]
+    at = [label_position(frame, row, other) for row, other in ((rows[0], rows[1]), (rows[1], rows[0]))]
     if None in at or at[0] == at[1]:
         return None
     first, second = (numbers_of(row)[0] for row in (rows if at[0] < at[1] else rows[::-1]))
@@ -187,7 +186,7 @@ def item_arithmetic(frame: QuestionFrame, results: list[NodeResult]) -> str | No
         return f"{operand(part)} / {operand(total)}{scale}" if part > 0 else None
     if template is None:
         return None if second == 0 else f"{operand(first)} / {operand(second)}"
-    starts = [m.end() for m in _FROM_ITEM.finditer(frame.text) if m.end() <= min(at)]
+    starts = [end for end in frame.word_ends("from") if end <= min(at)]
     from_to = bool(starts) and min(at) - starts[-1] <= MAX_FROM_GAP  # "from July 7, 2019 to ..."
     difference = not from_to and frame.operation in SUBTRACTIONS  # "the difference between A and B": A - B
     old, new = (second, first) if difference else (first, second)
@@ -245,17 +244,16 @@ def is_year_column(name: str) -> bool:
     return bool(YEAR_COLUMN.search(name))
 
 
-def label_position(question: str, row: dict, other: dict) -> int | None:
+def label_position(frame: QuestionFrame, row: dict, other: dict) -> int | None:
     """Where the question names the row: the first of its text cells that differ from the other row's,
     found whole or by its first word ("1-90" for "1-90 days past due")."""
-    asked = question.lower()
     for column, value in row.items():
         if not isinstance(value, str) or not value.strip() or value == other.get(column):
             continue
         text = " ".join(value.lower().split())
         for probe in (text, text.split(" ", 1)[0]):
-            if len(probe) > 1 and (m := re.search(rf"(?<!\w){re.escape(probe)}(?!\w)", asked)):
-                return m.start()
+            if len(probe) > 1 and (at := frame.position_of(probe)) is not None:
+                return at
     return None
 
 

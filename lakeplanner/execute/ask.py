@@ -17,17 +17,14 @@ from lakeplanner.execute.results import Answer, NodeResult
 from lakeplanner.execute.runs import RunRecord, save_run
 from lakeplanner.execute.services import relevance
 from lakeplanner.execute.synthesize import NOTHING_MENTIONS, abstain, synthesize
-from lakeplanner.execute.vector import sub_question
 from lakeplanner.ingest.segments import mentioned
 from lakeplanner.lineage.steps import Recorder, RecordingLLM, Step, data_chars, usage
 from lakeplanner.lineage.tracing import Lineage
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import Context
-from lakeplanner.plan.dataops import names_tables, one_search
-from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import WITHOUT_FRAMES, Plan
-from lakeplanner.plan.own_documents import own_documents_search
 from lakeplanner.plan.planner import Planner, PlanResult
+from lakeplanner.plan.routing import Scores, documents_after_tables, fallback_search, searched_where_passages_answer
 from lakeplanner.policy import OPEN, Access
 from lakeplanner.question import QuestionFrame, packs_for
 from lakeplanner.question.asked import frame_question
@@ -96,29 +93,9 @@ def narrowed_to_nothing(plan: Plan, results: list[NodeResult]) -> bool:
     return False
 
 
-def fallback_search(lake, plan: Plan, frame: QuestionFrame, anywhere: bool = False) -> Plan | None:
-    """When no valid plan was found, or the plan ran but retrieved nothing (a text question routed to
-    SQL, SQL the model could not write), one search with the question, under a fresh label: of the
-    lake's only collection, or, when the question says documents tell it (it names a kind of
-    document, a reason, 'according to') or names no table, column or value of the lake, of the collection
-    whose best passage the cross-encoder scores highest for it (of every collection when `anywhere`).
-    A question about rows it names whose SQL failed is not answered from documents that merely
-    mention those rows."""
-    if any(n.tool == "vector" and n.question == plan.question for n in plan.nodes):
-        return None
-    schema = LakeSchema.from_contract(lake.contract)
-    unnamed = not frame.values and not names_tables(plan.question, schema)
-    anywhere = anywhere or frame.documents_tell or len(schema.collections) == 1 or unnamed
-    collections = sorted(schema.collections) if anywhere else []
-    collection = best_collection(lake, plan.question, collections)
-    return one_search(plan, schema, label=plan.fresh_label(), collection=collection)
-
-
-def best_collection(lake, question: str, collections: list[str]) -> str | None:
-    if len(collections) <= 1:
-        return collections[0] if collections else None
-    scores = collection_scores(lake, question, collections)
-    return max(scores, key=scores.__getitem__) if scores else None
+def passage_scores(lake) -> Scores:
+    """The lake's `scores` for the routing rules (plan/routing.py)."""
+    return partial(collection_scores, lake)
 
 
 def collection_scores(lake, question: str, collections: list[str], per_collection: int = 3) -> dict[str, float]:
@@ -138,34 +115,6 @@ def collection_scores(lake, question: str, collections: list[str], per_collectio
     for (collection, _), score in zip(scored, relevance(question, [text for _, text in scored]), strict=True):
         best[collection] = max(score, best.get(collection, score))
     return best
-
-
-def searched_where_passages_answer(lake, plan: Plan) -> tuple[Plan, list[str]]:
-    """Each shown search that no earlier step narrows, in a collection where no passage is relevant to
-    its question (the cross-encoder scores its best below 0, i.e. judges it irrelevant) while another
-    collection's best is relevant: that collection is searched too, by a sibling step asking the same.
-    The planner chooses collections by their names and a title or two, and a small model sends "how
-    long are scans kept" to the supplier contracts when a retention policy tells it."""
-    collections = sorted(LakeSchema.from_contract(lake.contract).collections)
-    if len(collections) < 2:
-        return plan, []
-    added, edits = [], []
-    searched = {n.source for n in plan.nodes if n.tool == "vector" and n.should_expose_answer and not n.references()}
-    for node in plan.nodes:
-        if node.tool != "vector" or not node.should_expose_answer or node.references():
-            continue
-        scores = collection_scores(lake, sub_question(node), collections)
-        other = max((c for c in scores if c != node.source), key=scores.__getitem__, default=None)
-        if other is None or other in searched or scores.get(node.source, 0.0) >= 0.0 or scores[other] <= 0.0:
-            continue  # (a collection with no hits at all is the fallback search's business)
-        label = plan.fresh_label(after=len(added))
-        searched.add(other)
-        added.append(node.model_copy(update={"label": label, "source": other}))
-        edits.append(
-            f"{node.label} also searched in {other} as {label} (best passage {scores[other]:.1f}; "
-            f"in {node.source} {scores[node.source]:.1f})"
-        )
-    return (plan.model_copy(update={"nodes": plan.nodes + tuple(added)}), edits) if added else (plan, [])
 
 
 def synthesized(
@@ -217,15 +166,6 @@ def tables_could_not_answer(answer: Answer, results: list[NodeResult]) -> bool:
     return answer.abstained and not gated and all(r.tool == "sql" for r in results)
 
 
-def documents_after_tables(lake, plan: Plan, frame: QuestionFrame) -> tuple[Plan | None, str]:
-    """Where to search when the tables could not answer: a question that names no row of the lake
-    ("how long are telematics data kept?") searches the collection that answers it best; one that
-    names a row searches the documents that row links to (see own_documents_search)."""
-    if not frame.values:
-        return fallback_search(lake, plan, frame, anywhere=True), " (documents after the tables)"
-    return own_documents_search(plan, frame, lake.contract), " (the named row's documents)"
-
-
 def ask(
     lake,
     question: str,
@@ -242,6 +182,7 @@ def ask(
     `on_plan` once planning ends, exposed node results to `on_result` as soon as they exist.
 
     `planner` replaces the validating, repairing, caching Planner (benchmarks compare against that)."""
+    scores = passage_scores(lake)
     started = time.perf_counter()
     lineage = Lineage(lake.path, executor.settings.otlp_endpoint)
     whole, lake = lake, lake.seen_by(access)  # the planner scopes the whole lake itself (to name what is denied)
@@ -266,7 +207,7 @@ def ask(
                 planned = planner.plan(frame)
                 planned = planned.model_copy(update={"plan": planned.plan.framed(frame)})
                 if planned.ok:
-                    routed, edits = searched_where_passages_answer(lake, planned.plan)
+                    routed, edits = searched_where_passages_answer(planned.plan, lake.contract, scores)
                     planned = planned.model_copy(update={"plan": routed, "edits": planned.edits + edits})
                 emit(lineage, planning)
                 span.set_attributes(
@@ -281,7 +222,7 @@ def ask(
             plan_s = time.perf_counter() - started
             if on_plan is not None:
                 on_plan(planned)
-            searched = None if planned.ok else fallback_search(lake, planned.plan, frame)
+            searched = None if planned.ok else fallback_search(planned.plan, frame, lake.contract, scores)
             if not planned.ok and searched is None:
                 answer = Answer(question=question, advice=planned.advice)
                 findings = "; ".join(f"{f.code.value} {f.message}" for f in planned.findings)
@@ -297,7 +238,7 @@ def ask(
                         if (
                             nothing_retrieved(results)
                             and not narrowed_to_nothing(planned.plan, results)
-                            and (search := fallback_search(lake, planned.plan, frame)) is not None
+                            and (search := fallback_search(planned.plan, frame, lake.contract, scores)) is not None
                         ):
                             results += run_nodes(executor, search, lineage, on_result, " (fallback search)", access)
                 execute_s = time.perf_counter() - started - plan_s
@@ -307,7 +248,7 @@ def ask(
                     lake, question, results, executor, lineage, frame, planning.steps, planned.replans, searched is None
                 )
                 search, why = (
-                    documents_after_tables(lake, planned.plan, frame)
+                    documents_after_tables(planned.plan, frame, lake.contract, scores)
                     if tables_could_not_answer(answer, results)
                     else (None, "")
                 )

@@ -32,7 +32,7 @@ def compared(frame: QuestionFrame, exposed: list[NodeResult]) -> Comparison | No
     if frame.judgement == "all" and all(v is not None for v in verdicts):
         return Comparison("yes" if all(verdicts) else "no", said)
     if frame.judgement == "same" and len(read) == 2 and not any(v is not None for v in verdicts):
-        asked = content_words(frame.text)
+        asked = frame.content_words
         first, second = (content_words(value) - asked for _, value in read)
         if first and second:
             return Comparison("yes" if first & second else "no", said)

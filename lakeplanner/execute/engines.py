@@ -21,7 +21,7 @@ from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.qualify import qualify
 
 from lakeplanner.errors import EngineError, LakeplannerError, MissingDependencyError
-from lakeplanner.execute.sql import SqlRuntimeError
+from lakeplanner.execute.sql.statement import SqlRuntimeError
 from lakeplanner.plan.filters import FLIPPED
 from lakeplanner.policy.readonly import locked_duckdb, read_only_select
 from lakeplanner.timebox import check_time, interrupt_when_spent, seconds_left

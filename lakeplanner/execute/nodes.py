@@ -3,21 +3,18 @@ returns a NodeResult; it never raises, so a failing node leaves the others' resu
 
 from __future__ import annotations
 
-import re
 import time
-from typing import Any
 
 import pyarrow as pa
 
 from lakeplanner.contract.links import DocumentIndex
 from lakeplanner.errors import EngineError, LakeplannerError, LLMUnavailableError
-from lakeplanner.execute import sql as sqlnode
-from lakeplanner.execute.arithmetic import asks_every_year, values_by_year, year_of, years_asked
+from lakeplanner.execute.grounding import grounding
 from lakeplanner.execute.hseq import Budget, package
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.execute.services import Governed
 from lakeplanner.execute.settings import ExecSettings
-from lakeplanner.execute.synthesize import grounding, restates
+from lakeplanner.execute.sql.step import run_sql
 from lakeplanner.execute.variables import Binding
 from lakeplanner.execute.vector import (
     Bound,
@@ -32,25 +29,16 @@ from lakeplanner.execute.vector import (
     written_filter,
 )
 from lakeplanner.ingest.segments import SEGMENTS_TABLE, stored_documents
-from lakeplanner.injection import name_addresses_the_model, withheld_value
 from lakeplanner.lineage import semconv
 from lakeplanner.lineage.steps import Recorder
-from lakeplanner.plan.dataops import Fixer, recommend
+from lakeplanner.plan.dataops import recommend
 from lakeplanner.plan.lake_schema import LakeSchema
-from lakeplanner.plan.model import Plan, PlanNode, Tool
-from lakeplanner.plan.source_checks import check_sql
-from lakeplanner.plan.validate import validate
+from lakeplanner.plan.model import PlanNode, Tool
 from lakeplanner.policy import OPEN, Access
 from lakeplanner.question import QuestionFrame
+from lakeplanner.question.answers import restates
 from lakeplanner.question.read import read_step
-from lakeplanner.question.words import stem
-
-KEYS_CITED = 50
-FLOAT_DIGITS = 10  # binary noise off computed cells: 1.2 - 1.6 is -0.40000000000000013
-
-
-def bound_values(node: PlanNode, inputs: dict[str, Binding]) -> dict[str, dict[str, list[Any]]]:
-    return {label: b.columns for label, b in inputs.items()}
+from lakeplanner.question.words import mentions, stem
 
 
 def bounds_of(node: PlanNode, inputs: dict[str, Binding]) -> list[Bound]:
@@ -60,24 +48,6 @@ def bounds_of(node: PlanNode, inputs: dict[str, Binding]) -> list[Bound]:
             values = tuple(str(v) for v in inputs[ref.label].columns.get(ref.column, []))
             out.append(Bound(f"{ref.label}.{ref.column}", ref.column, values))
     return out
-
-
-def rows_and_keys(table: pa.Table, cap: int) -> tuple[list[dict], dict[str, list[str]], int]:
-    """Rows without the key columns, and per table alias the keys of the rows cited."""
-    keys: dict[str, list[str]] = {}
-    rows = []
-    for row in table.to_pylist():
-        clean = {}
-        for name, value in row.items():
-            if name.startswith(sqlnode.KEY_PREFIX):
-                alias = name[len(sqlnode.KEY_PREFIX) :]
-                values = value if isinstance(value, list) else [value]
-                keys.setdefault(alias, []).extend(str(v) for v in values if v is not None)
-            elif not name_addresses_the_model(name):
-                clean[name] = round(value, FLOAT_DIGITS) if isinstance(value, float) else withheld_value(value)
-        rows.append(clean)
-    keys = {alias: list(dict.fromkeys(v))[:KEYS_CITED] for alias, v in keys.items()}
-    return rows[:cap], keys, table.num_rows
 
 
 # how pyiceberg's reads through pyarrow fail when a table's data file is missing or damaged
@@ -128,208 +98,6 @@ def run_node(
     return result
 
 
-def _fix_names(node: PlanNode, sql: str, schema: LakeSchema) -> tuple[str, list[str]]:
-    """Issue 4's Fixer on a written statement: misspelled or renamed columns -> closest catalog names."""
-    plan = Plan(nodes=(node.model_copy(update={"sql": sql}),))
-    findings = validate(plan, schema, rules=(check_sql,))
-    if not findings:
-        return sql, []
-    fixer = Fixer(schema)
-    fixed = fixer.fix(plan, findings)
-    return fixed.nodes[0].sql or sql, fixer.edits
-
-
-def run_statement(engine, statement, recorder: Recorder, **attributes):
-    started = {semconv.KIND: semconv.TOOL, "db.system": engine.name, "db.query.text": statement.sql("duckdb")}
-    with recorder.step("sql.execute", **started) as step:
-        scan = engine.run(statement)
-        step.attributes.update(
-            {
-                "db.query.text": (scan.ran or statement).sql("duckdb"),
-                "lakeplanner.policy.decisions": scan.decisions or None,
-                "db.response.returned_rows": scan.table.num_rows,
-                "lakeplanner.snapshots": str(scan.snapshots),
-                "lakeplanner.bytes_scanned": scan.bytes_scanned,
-                **attributes,
-            }
-        )
-    return scan
-
-
-def add_year_values(
-    frame: QuestionFrame, written, result: NodeResult, engine, schema, keys, settings, recorder, named: dict[str, str]
-) -> None:
-    """A change, percentage change, average or ratio over two named years, a list of values for named
-    years, or the year with the highest value, is answered by its template from one value per year
-    (execute/arithmetic.py). When the statement the LLM wrote does not show them (it computed the change
-    itself, summed both years into each row, or read no value), the engine is asked for them: the same
-    filters (or, when it has none, the row the question names: `named`), the year column and the value
-    column, for the named years or every year. Their rows join the node's, cited like them; they replace
-    its rows when the statement computed its own arithmetic over the years (a percentage per year of
-    x / x * 100), or filtered on no item while the question names one (an average over every item)."""
-    years = years_asked(frame)
-    if not years and not asks_every_year(frame):
-        return
-    # rows to replace: the statement's own arithmetic, or values of no item the question names
-    replaced = sqlnode.computes_arithmetic(written) or bool(named and not sqlnode.item_filters(written))
-    held = values_by_year([result]) or {}
-    if not replaced and (all(y in held for y in years) if years else len(held) >= 2):
-        return
-    lookup = sqlnode.year_values_statement(written, schema.tables, years, named)
-    if lookup is None and (lookup := sqlnode.period_aggregate_statement(written, schema.tables, years, frame, named)):
-        replaced = True  # the statement's rows are events, not the per-year values the arithmetic needs
-    if lookup is None:
-        return
-    table = lookup.find(sqlnode.exp.Table).name
-    try:
-        statement = sqlnode.with_row_keys(sqlnode.checked(lookup, schema.tables, [table], settings.row_cap), keys)
-        scan = run_statement(engine, statement, recorder, **{"lakeplanner.sql.purpose": "values per named year"})
-    except (sqlnode.SqlError, sqlnode.SqlRuntimeError):
-        return
-    rows, row_keys, _ = rows_and_keys(scan.table, settings.row_cap)
-    found = [year_of(r) for r in rows]
-    if not one_per_year(found, years):  # one value per year, or nothing is added
-        return
-    if replaced:
-        result.rows, result.rows_total, result.columns, result.row_keys = [], 0, [], {}
-    result.rows += rows
-    result.rows_total += len(rows)
-    result.columns += [c for c in rows[0] if c not in result.columns]
-    found = [key for keys_of_alias in row_keys.values() for key in keys_of_alias]
-    result.row_keys[table] = list(dict.fromkeys(result.row_keys.get(table, []) + found))
-    result.snapshots = {**scan.snapshots, **result.snapshots}
-    result.sql.append(sqlnode.run_record(scan.ran or statement, engine.name, scan))
-
-
-def one_per_year(found: list[int | None], years: list[int]) -> bool:
-    if years:
-        return sorted(found, key=str) == sorted(years)
-    return len(found) >= 2 and None not in found and len(set(found)) == len(found)
-
-
-def run_sql(
-    node, inputs, services, settings, recorder: Recorder, result: NodeResult, asked_frame: QuestionFrame | None = None
-) -> NodeResult:
-    lake = services.lake
-    contract = services.contract
-    schema = LakeSchema.from_contract(contract)
-    tables = schema.sql_tables(node.source)
-    bound = {
-        f"{ref.label}.{ref.column}": len(inputs[ref.label].columns.get(ref.column, []))
-        for ref in node.references()
-        if ref.column and ref.label in inputs
-    }
-    engine = services.engine(settings)
-    keys = {t: schema.row_key(t) for t in tables}
-    feedback = None
-    sql = node.sql
-    asked = asked_frame.text if asked_frame is not None else ""
-    frame = asked_frame or node.frame or QuestionFrame(text=node.question)
-    categories = sqlnode.category_values(lake, contract, tables, node.question)
-    lost = sqlnode.lost_values(categories, node.question, asked) if asked else {}
-    named = sqlnode.named_values(categories, node.question)
-    told = 0  # characters of held values the feedback shows
-    bindings = bound_values(node, inputs)
-    matched = {ref: (t, c) for ref, (t, c) in node.matched_columns().items() if c in schema.tables.get(t, {})}
-    bound_literals = {str(v) for columns in bindings.values() for values in columns.values() for v in values}
-    carried: list[str] = []  # repairs of the last attempt's statement, recorded with the next
-    # the writer's prompt differs between attempts only by the feedback, and decoding is greedy: the
-    # same feedback again would write the statement that just failed
-    fed_back: set[str | None] = set()
-    tries = 0
-    for attempt in range(settings.sql_retries + 1):
-        if sql is None or feedback is not None:
-            if feedback in fed_back:
-                break
-            fed_back.add(feedback)
-            messages = sqlnode.sql_messages(node, contract, tables, bound, feedback, named, lost)
-            # bound values stay out of the prompt; example and category values are lake data shown
-            shown = sqlnode.examples_chars(contract, tables) + told
-            shown += sqlnode.values_chars(named) + sqlnode.values_chars(lost)
-            sql = recorder.complete(
-                services.llm,
-                "sql.write",
-                messages,
-                sqlnode.SqlDraft,
-                max_tokens=300,
-                data_chars=shown,
-                because=feedback or "",
-            ).value.sql
-        tries = attempt + 1
-        sql, edits = _fix_names(node, sql, schema)
-        edits, carried = carried + edits, []
-        try:
-            statement = sqlnode.bind(sql, bindings, matched)
-            edits += sqlnode.with_missing_joins(statement, schema.tables, tables, contract)
-            edits += sqlnode.group_bare_columns(statement)
-            statement = sqlnode.checked(statement, schema.tables, tables, settings.row_cap)
-            edits += sqlnode.match_dates_as_text(statement, schema.tables)
-            edits += sqlnode.select_asked_reference(statement, node.question, node.returns, contract)
-            if bound_literals:
-                edits += sqlnode.compare_bound_values_where_held(statement, engine, schema.tables, bound_literals)
-                edits += sqlnode.drop_filters_beside_bound_choice(
-                    statement, schema.tables, bound_literals, asked or node.question
-                )
-            if asked:
-                edits += sqlnode.drop_unasked_key_filters(
-                    statement, engine, contract, schema.tables, asked, keep=bound_literals
-                )
-            edits += sqlnode.fix_key_literals(statement, categories, contract, schema.tables, keep=bound_literals)
-            edits += sqlnode.fix_category_literals(statement, categories, keep=bound_literals)
-            if bound_literals:
-                edits += sqlnode.drop_unheld_category_filters(statement, categories, keep=bound_literals)
-            edits += sqlnode.group_compared_values(statement, frame, keep=bound_literals)
-            edits += sqlnode.drop_self_cancelling(statement)
-            edits += sqlnode.label_compared_rows(statement, frame, keep=bound_literals)
-            written = statement
-            statement = sqlnode.with_row_keys(statement, keys)
-            attempted = {"lakeplanner.sql.attempt": attempt + 1, "lakeplanner.dataops.edits": "; ".join(edits)}
-            scan = run_statement(engine, statement, recorder, **attempted)
-        except (sqlnode.SqlError, sqlnode.SqlRuntimeError) as e:
-            feedback, told = f"{e.message} ({e.hint})" if e.hint else e.message, 0
-            result.advice.append(f"attempt {attempt + 1}: {e.message}")
-            continue
-        zero = counted_zero(scan.table)
-        unheld = sqlnode.unheld_filters(written, categories, bound_literals, asked or node.question) if zero else []
-        if attempt < settings.sql_retries and (matches_nothing(scan.table) or unheld) and not node.references():
-            moved = sqlnode.fix_misplaced_literals(written, engine, schema.tables, keep=bound_literals)
-            if moved:  # rerun as repaired, without asking the LLM again
-                sql, feedback, carried = written.sql("duckdb"), None, moved
-                continue
-            held, exist = sqlnode.filtered_values(written, categories), sqlnode.held_filters(written, categories)
-            looked_up = sqlnode.looks_up_held_values(written, categories)  # no such row: its answer stands
-            if not looked_up and (retry := sqlnode.nothing_matched(held, exist)) not in fed_back:
-                feedback = retry
-                told = sum(map(len, exist)) if exist else sqlnode.values_chars(held)
-                result.advice.append(f"attempt {attempt + 1}: {feedback}")
-                continue
-        if unheld:  # a count of rows the lake does not hold is no answer
-            feedback = f"it counted no rows: no row holds {', '.join(unheld)}"
-            break
-        rows, row_keys, total = rows_and_keys(scan.table, settings.row_cap)
-        aliases = {t.alias_or_name: t.name for t in statement.find_all(sqlnode.exp.Table)}
-        result.columns = [c for c in scan.table.column_names if not c.startswith(sqlnode.KEY_PREFIX)]
-        result.rows, result.rows_total = rows, total
-        result.row_keys = {aliases.get(a, a): k for a, k in row_keys.items()}
-        result.snapshots = scan.snapshots
-        result.sql.append(sqlnode.run_record(scan.ran or statement, engine.name, scan))
-        result.advice = []
-        if node.should_expose_answer:
-            row = sqlnode.named_row(categories, asked or node.question)
-            add_year_values(frame, written, result, engine, schema, keys, settings, recorder, row)
-        return result
-    result.error = f"no runnable SQL after {tries} attempt{'s' * (tries != 1)}: {feedback}"
-    if node.should_expose_answer and node.source in schema.tables:
-        # what the frame asks of named years needs no written statement: the row it names, per year
-        row = sqlnode.named_row(categories, asked or node.question)
-        stand_in = sqlnode.exp.select("*").from_(node.source)
-        add_year_values(frame, stand_in, result, engine, schema, keys, settings, recorder, row)
-        if result.rows:
-            result.advice.append(f"{result.error}; the values per named year were read instead")
-            result.error = None
-    return result
-
-
 def step_frame(node: PlanNode, asked_frame: QuestionFrame | None, text: str) -> QuestionFrame:
     """The frame of what a step asks once its inputs are spelled in (`text`), read under the packs of
     the frames it carries (a bare frame of the words where it carries none)."""
@@ -348,18 +116,6 @@ def stated(answer: str, result: NodeResult) -> bool:
     """Whether the node's passages state the answer the selector wrote: an answer they do not state
     (made up, or planted by text withheld from them) is no value of the lake for later steps."""
     return grounding(answer, [result.model_copy(update={"rows": []})]) > 0.0
-
-
-def counted_zero(table) -> bool:
-    """One row whose every value is 0: a count (or sum) over rows the filters did not find."""
-    data = [c for c in table.column_names if not c.startswith(sqlnode.KEY_PREFIX)]
-    return table.num_rows == 1 and bool(data) and all(table.column(c)[0].as_py() == 0 for c in data)
-
-
-def matches_nothing(table) -> bool:
-    """No rows, or only NULL answers (an aggregate over no rows): the filters likely miss."""
-    data = [c for c in table.column_names if not c.startswith(sqlnode.KEY_PREFIX)]
-    return table.num_rows == 0 or all(table.column(c).null_count == table.num_rows for c in data)
 
 
 def run_vector(
@@ -429,7 +185,7 @@ def named_documents(rows: list[dict], answer: str | None) -> list[dict]:
         return []
 
     def named(value: str) -> bool:
-        return bool(value) and re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", answer, re.I) is not None
+        return mentions(answer, value)
 
     return [r for r in rows if named(r["document_id"] or "") or any(map(named, r["linked_keys"]))]
 

@@ -10,8 +10,9 @@ from lakeplanner.errors import LakeplannerError
 from lakeplanner.execute.engines import get_engine
 from lakeplanner.execute.runs import load_run
 from lakeplanner.execute.settings import ExecSettings
-from lakeplanner.execute.sql import parse_select, result_digest
+from lakeplanner.execute.sql.statement import result_digest
 from lakeplanner.ingest.segments import SEGMENTS_TABLE, content_hash
+from lakeplanner.policy.readonly import parse_select
 
 
 class Check(BaseModel):

@@ -4,7 +4,6 @@ HSEQ iteration over the retrieved documents' segments -> canonical evidence pack
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -21,6 +20,7 @@ from lakeplanner.llm.base import LLM
 from lakeplanner.plan.filters import milvus_expression
 from lakeplanner.plan.lake_schema import VECTOR_ANSWER
 from lakeplanner.plan.model import REFERENCE, PlanNode
+from lakeplanner.question.steps import is_clause_of, normal_question, without_column_lead, without_reference_clauses
 
 MAX_FILTER_VALUES = 500
 STREAM_CAP = 40
@@ -44,17 +44,10 @@ class Bound:
         return self.column != VECTOR_ANSWER
 
 
-_REFERENCE_CLAUSE = re.compile(
-    r"\s*(?:(?:of|in|from|for)\s+)?(?:the\s+)?(?:documents?\s+)?"
-    r"(?:(?:with|whose|where)\s+\w+\s+(?:in|=|is)\s+)?\$var_\d+(?:\.\w+)?",
-    re.I,
-)
-
-
 def sub_question(node: PlanNode) -> str:
     """The node's question without the clauses that only say which documents to read
     ("... in documents with document_id in $var_1.x"): the filter already does that."""
-    return " ".join(_REFERENCE_CLAUSE.sub("", node.question).split())
+    return without_reference_clauses(node.question)
 
 
 def focus(node: PlanNode, asked: str) -> str:
@@ -62,27 +55,16 @@ def focus(node: PlanNode, asked: str) -> str:
     sub-question is a clause of it (the rest is what other steps ask: "which patient agreed to a
     care plan" of "..., and how many appointments has that patient missed?")."""
     sub = sub_question(node)
-    if not asked or clause_of_question(sub, asked):
+    if not asked or is_clause_of(sub, asked):
         return sub
     return f"{sub} (the user asked: {asked})"
-
-
-def clause_of_question(sub: str, asked: str) -> bool:
-    return normal_question(sub) in " ".join(asked.split()).casefold()
-
-
-def normal_question(text: str) -> str:
-    return " ".join(text.split()).rstrip(" ?.").casefold()
-
-
-_COLUMN_LEAD = re.compile(r"^\w+_\w+\s+of\s+(?=\S)")
 
 
 def ranking_query(node: PlanNode, asked: str) -> str:
     """What the cross-encoder orders passages by: the focus, without a leading column name
     ("loan_id of the loan that was written off ..."), which lifts every "Document ID: ..." line
     above the passage that answers."""
-    stripped = _COLUMN_LEAD.sub("", node.question)
+    stripped = without_column_lead(node.question)
     return focus(node.model_copy(update={"question": stripped}), asked) if stripped else focus(node, asked)
 
 

@@ -16,19 +16,12 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from lakeplanner.errors import BadSourceError
+from lakeplanner.question.headers import CURRENCIES, compares, scale_of
+from lakeplanner.question.years import YEAR, is_year_text
 
 _NIL = frozenset({"", "-", "—", "–", "--", "n/a", "na", "nm", "*"})
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
-_YEAR = re.compile(r"\b(19|20)\d{2}\b")
-_COMPARISON = re.compile(r"\b(?:vs|versus|over|compared|change|variance|variation|between)\b", re.I)
 _DATE = re.compile(r"\d{1,2}/\d{1,2}/\d{2,4}")
-_CURRENCIES = "$€£¥"
-_MONEY = f"[{re.escape(_CURRENCIES)}]"
-_SCALES = (
-    ("thousand", re.compile(rf"\bthousands?\b|{_MONEY}\s*'?000s?\b|\b000s\b|\(000\)|(?<=[a-z])\s*\(1,000s?\)", re.I)),
-    ("million", re.compile(rf"\bmillions?\b|{_MONEY}\s*m\b|\bmn\b", re.I)),
-    ("billion", re.compile(rf"\bbillions?\b|{_MONEY}\s*bn?\b", re.I)),
-)
 MAX_HEADER_ROWS = 4
 
 
@@ -46,14 +39,14 @@ def parse_cell(text: str) -> Cell:
     unit = ""
     if s.endswith("%"):
         unit, s = "%", s[:-1].strip()
-    if s and s[0] in _CURRENCIES:
+    if s and s[0] in CURRENCIES:
         unit, s = unit or s[0], s[1:].strip()
     negative = False
     if s.startswith("(") and s.endswith(")"):
         negative, s = True, s[1:-1].strip()
-    if s and s[0] in _CURRENCIES:
+    if s and s[0] in CURRENCIES:
         unit, s = unit or s[0], s[1:].strip()
-    if s.startswith("-") and len(s) > 1 and s[1] in _CURRENCIES:
+    if s.startswith("-") and len(s) > 1 and s[1] in CURRENCIES:
         unit, s = unit or s[1], "-" + s[2:].strip()
     s = s.replace(",", "").replace(" ", "")
     if s.endswith("%"):
@@ -64,25 +57,12 @@ def parse_cell(text: str) -> Cell:
     return Cell(-value if negative else value, unit)
 
 
-def is_year(text: str) -> bool:
-    return bool(re.fullmatch(r"\s*(19|20)\d{2}\s*", text))
-
-
-def scale_of(texts: list[str]) -> str:
-    """The first scale word in `texts` ('thousand', 'million', 'billion'), else ''."""
-    for text in texts:
-        for scale, pattern in _SCALES:
-            if pattern.search(text):
-                return scale
-    return ""
-
-
 def header_row_count(rows: list[list[str]]) -> int:
     """Leading rows with no number outside the first column, except years (they label columns)."""
     count, labelled = 0, False
     for row in rows[:MAX_HEADER_ROWS]:
         values = [c for c in row[1:] if c.strip()]
-        if any(parse_cell(c).value is not None and not is_year(c) for c in values) or (labelled and not values):
+        if any(parse_cell(c).value is not None and not is_year_text(c) for c in values) or (labelled and not values):
             break  # a number, or a section row ("Assets") under the column labels
         labelled = labelled or bool(values)
         count += 1
@@ -118,9 +98,9 @@ def block_columns(header: list[list[str]], width: int, table_scale: str) -> tupl
 
 def year_of_column(label: str) -> re.Match | None:
     """The year a column holds; none for a comparison of years ("2019 vs. 2018 Variance in Dollars")."""
-    if _COMPARISON.search(label) and len(set(m.group() for m in _YEAR.finditer(label))) > 1:
+    if compares(label) and len(set(m.group() for m in YEAR.finditer(label))) > 1:
         return None
-    return _YEAR.search(label)
+    return YEAR.search(label)
 
 
 def names_period(row: list[str]) -> bool:
@@ -128,13 +108,13 @@ def names_period(row: list[str]) -> bool:
     section title written in a value column ("", "Admissions:") names no year; a labelled row's dates wrapped
     onto the next row ("", "11/4/2024") are data."""
     values = row[1:]
-    return any(_YEAR.search(c) for c in values) and not any(_DATE.search(c) for c in values)
+    return any(YEAR.search(c) for c in values) and not any(_DATE.search(c) for c in values)
 
 
 def labels_only(row: list[str]) -> bool:
     """No row label, and labels or years but no other numbers in the value columns."""
     values = [c for c in row[1:] if c.strip()]
-    return not row[0].strip() and bool(values) and all(parse_cell(c).value is None or is_year(c) for c in values)
+    return not row[0].strip() and bool(values) and all(parse_cell(c).value is None or is_year_text(c) for c in values)
 
 
 def stacked_tables(header: list[list[str]], body: list[list[str]]) -> list[tuple[list[list[str]], list[list[str]]]]:

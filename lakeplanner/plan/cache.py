@@ -11,17 +11,14 @@ instead of "total", another table) is never served. Every hit is validated again
 from __future__ import annotations
 
 import fcntl
-import functools
 import hashlib
-import itertools
 import json
 import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,12 +31,10 @@ from lakeplanner.ingest.segments import stored_documents
 from lakeplanner.plan.model import WITHOUT_FRAMES, Plan
 from lakeplanner.policy import Access
 from lakeplanner.question import Operation, QuestionFrame
-from lakeplanner.question.words import TOKEN, stem, word_set
+from lakeplanner.question.known import GENERIC_PARTS, KnownValues
+from lakeplanner.question.template import Slot, canonical, extract_slots, normalise, template_words
+from lakeplanner.question.words import identifier_words, singular
 
-_NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])")
-_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
-_QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")
-_WORDS = re.compile(r"[a-z0-9_]+")
 SEMANTIC_THRESHOLD = 0.85
 WORDING_ONLY = frozenset({Operation.lookup, Operation.yes_no, Operation.list})  # a paraphrase may switch them
 
@@ -64,146 +59,6 @@ def context_of(access: Access) -> Context:
     return Context(role=access.role, policy=(access.policy_version,) if access.policy_version else ())
 
 
-@dataclass(frozen=True)
-class Slot:
-    kind: str  # number, date, string, or table.column for a known entity value
-    value: str
-
-
-def normalise(question: str) -> str:
-    return " ".join(question.lower().replace("?", " ").replace(",", " ").split())
-
-
-class KnownValues:
-    """Entity values the lake holds (ids, names, categories), to find slots in a question."""
-
-    def __init__(self, values: dict[str, str]) -> None:
-        self.values = values  # casefolded value -> "table.column"
-        ordered = sorted(values, key=len, reverse=True)
-        self.pattern = (
-            re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, ordered)) + r")(?![\w-])", re.I) if ordered else None
-        )
-
-    @classmethod
-    def from_columns(cls, columns: Iterable[tuple[str, str, Iterable[object]]]) -> KnownValues:
-        values = {}
-        for table, column, distinct in columns:
-            for value in distinct:
-                text = str(value).strip()
-                if 2 <= len(text) <= 60 and not _NUMBER.fullmatch(text):
-                    values.setdefault(text.casefold(), f"{table}.{column}")
-        return cls(values)
-
-    def find(self, text: str) -> list[tuple[int, int, str]]:
-        if self.pattern is None:
-            return []
-        return [(m.start(), m.end(), self.values[m.group(0).casefold()]) for m in self.pattern.finditer(text)]
-
-    @functools.cached_property
-    def worded(self) -> dict[str, list[str]]:
-        """value -> the stems of its words, for the values of two distinctive words or more."""
-        stems = {value: [stem(w) for w in TOKEN.findall(value)] for value in self.values}
-        return {value: said for value, said in stems.items() if sum(map(distinctive, said)) >= 2}
-
-    @functools.cached_property
-    def phrases(self) -> dict[tuple[str, str], set[str]]:
-        """(stem, next stem) -> the worded values whose words hold that pair."""
-        index: dict[tuple[str, str], set[str]] = {}
-        for value, said in self.worded.items():
-            for pair in itertools.pairwise(said):
-                index.setdefault(pair, set()).add(value)
-        return index
-
-    def mentions(self, text: str, found: list[tuple[int, int, str]] | None = None) -> list[tuple[int, int, str]]:
-        """Values the text names by a run of their words rather than in full (stems compared, two
-        distinctive words or more): "cash and cash equivalents" names the row "net increase (decrease)
-        in cash and cash equivalents", "Acme Freight" the carrier "Acme Freight Ltd". A run inside a
-        value named in full (`found`, `find`'s spans when given), or inside a longer run, is left out; a
-        run that several columns hold is bound to each."""
-        words = list(TOKEN.finditer(text.lower()))
-        said = [stem(w.group(0)) for w in words]
-        exact = [(start, end) for start, end, _ in (self.find(text) if found is None else found)]
-        runs: dict[tuple[int, int], set[str]] = {}
-        for value in set().union(*(self.phrases.get(pair, set()) for pair in itertools.pairwise(said))):
-            if (run := shared_run(said, self.worded[value])) is None:
-                continue
-            start, end = words[run[0]].start(), words[run[1]].end()
-            if not any(s <= start and end <= e for s, e in exact):
-                runs.setdefault((start, end), set()).add(self.values[value])
-        return sorted(
-            (start, end, column)
-            for (start, end), columns in runs.items()
-            if not any(s <= start and end <= e and (s, e) != (start, end) for s, e in runs)
-            for column in columns
-        )
-
-
-def distinctive(word: str) -> bool:
-    """A word that can tell one value from another: not a function word, a number or a generic part of
-    a name (id, name, amount...)."""
-    return len(word) > 1 and not word.isdigit() and word not in word_set("stopwords") and word not in GENERIC_PARTS
-
-
-def shared_run(said: list[str], value: list[str]) -> tuple[int, int] | None:
-    """The first and last index in `said` of its longest run of words the value holds in the same
-    order, trimmed to distinctive words at both ends; None when that run has fewer than two."""
-    best, at = 0, 0
-    ending = [0] * (len(value) + 1)
-    for i, word in enumerate(said):
-        ending = [0] + [ending[j] + 1 if word == value[j] else 0 for j in range(len(value))]
-        if max(ending) > best:
-            best, at = max(ending), i
-    run = list(range(at - best + 1, at + 1))
-    while run and not distinctive(said[run[0]]):
-        run.pop(0)
-    while run and not distinctive(said[run[-1]]):
-        run.pop()
-    return (run[0], run[-1]) if sum(distinctive(said[i]) for i in run) >= 2 else None
-
-
-def extract_slots(question: str, known: KnownValues) -> tuple[str, list[Slot]]:
-    """The template text (placeholders in order) and the slot values, left to right."""
-    spans: list[tuple[int, int, str, str]] = []
-    for match in _QUOTED.finditer(question):
-        spans.append((match.start(), match.end(), "string", match.group(1) or match.group(2)))
-    for start, end, kind in known.find(question):
-        spans.append((start, end, kind, question[start:end]))
-    for match in _DATE.finditer(question):
-        spans.append((match.start(), match.end(), "date", match.group(0)))
-    for match in _NUMBER.finditer(question):
-        spans.append((match.start(), match.end(), "number", match.group(0)))
-    chosen: list[tuple[int, int, str, str]] = []
-    for span in sorted(spans, key=lambda s: (s[0], -(s[1] - s[0]))):
-        if not chosen or span[0] >= chosen[-1][1]:
-            chosen.append(span)
-    template, cursor = [], 0
-    for start, end, kind, _ in chosen:
-        template += [question[cursor:start], f"<{kind}>"]
-        cursor = end
-    template.append(question[cursor:])
-    return normalise("".join(template)), [Slot(kind, value) for _, _, kind, value in chosen]
-
-
-_TOKEN = re.compile(r"<[^>]+>|[a-z0-9_]+")
-
-
-def canonical(template: str) -> str:
-    """The bag of content words: function words dropped, aggregate synonyms and plurals merged.
-
-    Paraphrases that only reword ("tell me the total for invoice <x>" / "what is the total of invoice
-    <x>") share it, so they hit without an embedding; slot placeholders keep their order."""
-    tokens = _TOKEN.findall(template)
-    slots = [t for t in tokens if t.startswith("<")]
-    words = sorted(stem(t) for t in tokens if not t.startswith("<") and t not in word_set("filler"))
-    return " ".join(words) + " | " + " ".join(slots)
-
-
-def template_of(question: str, known: KnownValues) -> str:
-    """The key a question's plan is cached under, before schema and context: questions that share it
-    are answered by one plan with their own slot values."""
-    return canonical(extract_slots(question, known)[0])  # its placeholders name the slots' kinds, in order
-
-
 def intent(
     frame: QuestionFrame, template: str, vocabulary: dict[str, frozenset[str]]
 ) -> tuple[frozenset[str], frozenset[str]]:
@@ -225,8 +80,7 @@ def intent(
         asked.add("not")
     if frame.wh in ("when", "where"):  # a date, a place: another attribute of the row ('who' is 'which X')
         asked.add(f"asks:{frame.wh}")
-    raw = set(_WORDS.findall(template))
-    words = raw | {stem(w) for w in raw}
+    words = template_words(template)
     return frozenset(asked), frozenset(item for item, needed in vocabulary.items() if needed and needed <= words)
 
 
@@ -389,14 +243,13 @@ class PlanCache:
             kind = "exact" if entry.question == normalise(question) else "template"
             hit = CacheHit(plan=instantiate(entry.plan_template, slots), kind=kind, source_question=entry.question)
         hit = hit or self.semantic(frame, template, slots, context)
-        return hit if hit is not None and not self.foreign_values(hit.plan, question) else None
+        return hit if hit is not None and not self.foreign_values(hit.plan, frame) else None
 
-    def foreign_values(self, plan: Plan, question: str) -> list[str]:
+    def foreign_values(self, plan: Plan, frame: QuestionFrame) -> list[str]:
         """Lake values the plan names literally that the question does not (a document id, a category
         the cached question searched for): such a plan answers the other question."""
-        asked = question.casefold()
         written = " ".join(t for n in plan.nodes for t in (n.question, n.sql, n.filter) if t)
-        return [written[a:b] for a, b, _ in self.known.find(written) if written[a:b].casefold() not in asked]
+        return [written[a:b] for a, b, _ in self.known.find(written) if not frame.says(written[a:b])]
 
     def semantic(self, frame: QuestionFrame, template: str, slots: list[Slot], context: Context) -> CacheHit | None:
         if self.embed is None:
@@ -452,18 +305,15 @@ def known_values(lake) -> KnownValues:
     return KnownValues.from_columns(columns)
 
 
-GENERIC_PARTS = {"id", "date", "amount", "name", "number", "code", "value", "type", "no", "lp"}
-
-
 def schema_vocabulary(contract) -> dict[str, frozenset[str]]:
     """Table and column names -> the distinctive words that mention them (due_date -> {due})."""
     vocabulary: dict[str, frozenset[str]] = {}
     for source in contract.sources:
-        parts = [p.rstrip("s") for p in source.name.split("__")[-1].split("_") if p]
+        parts = [singular(p) for p in identifier_words(source.name.split("__")[-1])]
         vocabulary[f"table:{source.name}"] = frozenset(p for p in parts if p not in {"document"}) or frozenset(parts)
     for entry in contract.fields:
         if entry.column and not entry.column.startswith("_lp_"):
-            parts = [p.rstrip("s") for p in entry.column.split("_") if p]
+            parts = [singular(p) for p in identifier_words(entry.column)]
             distinctive = [p for p in parts if p not in GENERIC_PARTS]
             vocabulary.setdefault(f"column:{entry.column}", frozenset(distinctive or parts))
     return vocabulary

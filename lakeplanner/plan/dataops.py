@@ -17,7 +17,8 @@ from lakeplanner.plan.model import REFERENCE, Plan, PlanNode, Tool
 from lakeplanner.plan.shape_checks import output_columns
 from lakeplanner.plan.source_checks import parse_sql, table_aliases
 from lakeplanner.plan.validate import validate
-from lakeplanner.question.words import stem, tokens, word_set
+from lakeplanner.question.link import about, names, tables_named
+from lakeplanner.question.steps import renamed_reference, with_matched_column, without_references
 
 TOOL_SYNONYMS = {
     "iceberg": Tool.sql,
@@ -36,7 +37,6 @@ TOOL_SYNONYMS = {
 }
 SIMILARITY = 0.75
 WORD_SIMILARITY = 0.8
-NAME = re.compile(r"\b(?:[A-Z][\w'-]*|\w*\d\w*)")
 LINKED_KEYS = frozenset({"linked_key", "linked_keys"})  # a search's rows: the keys its documents cite
 MAX_FIX_ROUNDS = 3
 LABEL_IN_TEXT = re.compile(r"\$var_[0-9]+")
@@ -167,9 +167,7 @@ class Fixer:
             elif matched := self.search_match(node, source, ref.column):
                 column, output, why = matched
                 old, new = f"{ref.label}.{ref.column}", f"{ref.label}.{output}"
-                compared = re.compile(rf"\b{re.escape(ref.column)}(\s+(?:in|=|is)\s+){re.escape(old)}\b")
-                question = compared.sub(rf"{column}\g<1>{new}", node.question).replace(old, new)
-                changes = {"question": question}
+                changes = {"question": with_matched_column(node.question, ref.column, old, column, new)}
                 self.edits.append(f"{node.label}: reference {old} -> {column} in {new} ({why})")
         return plan.replace(node.label, **changes) if changes else plan
 
@@ -249,7 +247,7 @@ class Fixer:
             self.edits.append(f"{node.label}: reference {old} -> {new} (the link to {node.source})")
             plan = plan.replace(
                 node.label,
-                question=node.question.replace(old, new),
+                question=renamed_reference(node.question, old, new),
                 filter=node.filter and node.filter.replace(old, new),
             )
             if producer.returns and target not in producer.returns:
@@ -293,7 +291,7 @@ class Fixer:
         names one table ("number of loans of $var_1.member_id" on policies) reads that table."""
         if node is None:
             return plan
-        named = tables_named(REFERENCE.sub(" ", node.question), self.schema)  # a bound column is matched, not read
+        named = tables_named(without_references(node.question), self.schema)  # a bound column is matched, not read
         if node.tool == Tool.sql and node.source in self.schema.collections and named:
             self.edits.append(f"{node.label}: sql on {node.source} -> {named[0]} (the table it names first)")
             return plan.replace(node.label, source=named[0])
@@ -414,26 +412,6 @@ def asked_whole(plan: Plan, tool: Tool, source: str, label: str = "$var_1") -> P
     return plan.model_copy(update={"nodes": (step,)})
 
 
-def names(text: str) -> set[str]:
-    """Capitalised words or words with digits after the first word: the named things a text is about."""
-    return {w.lower() for w in NAME.findall(text.split(" ", 1)[1] if " " in text else "")}
-
-
-def names_tables(text: str, schema: LakeSchema) -> bool:
-    """The text names a table or a column of the lake (by the stems of their names' words)."""
-    return bool(about(text) & schema_words(schema))
-
-
-def schema_words(schema: LakeSchema) -> set[str]:
-    """The stems of the words of the lake's table and column names."""
-    return {w for table, columns in schema.tables.items() for n in (table, *columns) for w in name_stems(n)}
-
-
-def about(text: str) -> set[str]:
-    """What a text is about: its named things and the stems of its other words but stop words."""
-    return names(text) | {stem(w) for w in tokens(text) if w not in word_set("filler") and not w.isdigit()}
-
-
 def only_answer_step(plan: Plan, node: PlanNode) -> bool:
     return node.should_expose_answer and not any(n.should_expose_answer for n in plan.nodes if n is not node)
 
@@ -455,19 +433,6 @@ def names_new_part(plan: Plan, node: PlanNode) -> bool:
     part = about(node.question) & about(plan.question)
     shown = (about(n.question) for n in plan.nodes if n.should_expose_answer and n is not node)
     return bool(names(node.question) & part) and not any(part <= covered for covered in shown)
-
-
-def tables_named(text: str, schema: LakeSchema) -> list[str]:
-    """The tables whose names the text says, in the order it says them ("number of loans taken out by
-    the member": loans, then members)."""
-    words = [stem(w) for w in tokens(text)]
-    first = {t: min((i for i, w in enumerate(words) if w in name_stems(t)), default=-1) for t in schema.tables}
-    said = [t for t in schema.tables if name_stems(t) <= set(words)]
-    return sorted(said, key=first.__getitem__)
-
-
-def name_stems(name: str) -> set[str]:
-    return {stem(w) for w in tokens(name)}
 
 
 def relabel(nodes: tuple[PlanNode, ...]) -> tuple[PlanNode, ...]:

@@ -8,7 +8,6 @@ reads what was added, when, by whom and why."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -23,17 +22,10 @@ from lakeplanner.errors import ContractError, IngestRunningError
 from lakeplanner.ingest.journal import ingest_lock
 from lakeplanner.llm.base import LLM, system, user
 from lakeplanner.policy import OPEN, Access
-from lakeplanner.question.words import word_set
+from lakeplanner.question.coverage import is_one_term
 
 VERSION_LOG = "schema_versions.jsonl"
-TERM = re.compile(r"[A-Za-z][A-Za-z0-9-]{3,}")
-ONE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
 QUERY = "query"  # the source of an entity type that no source of the lake holds
-
-
-class Sufficiency(BaseModel):
-    sufficient: bool
-    unresolved: list[str]
 
 
 class Extension(BaseModel):
@@ -71,38 +63,6 @@ class SchemaVersion(BaseModel):
     by: str = ""
     reason: str = ""
     added: Extension
-
-
-def vocabulary(contract: Contract, known: set[str] = frozenset()) -> set[str]:
-    words: set[str] = set(known)
-    for source in contract.sources:
-        words |= set(re.split(r"[_\W]+", source.name.lower()))
-    for entry in contract.fields:
-        words |= set(re.split(r"[_.\W\[\]*]+", entry.path.lower()))
-        words |= {e.lower() for e in entry.examples for e in re.split(r"\W+", e) if e}
-    for entity in contract.entities:
-        words |= {entity.name.lower(), *(a.name.lower() for a in entity.attributes)}
-    return {w.rstrip("s") for w in words if w}
-
-
-def spellings(term: str) -> set[str]:
-    """A term as the vocabulary holds it: singular, and joined when hyphenated (e-mail names email)."""
-    lower = term.lower()
-    return {lower.rstrip("s"), lower.replace("-", "").rstrip("s")}
-
-
-def sufficiency(question: str, contract: Contract, known: set[str] = frozenset()) -> Sufficiency:
-    """Content words of the question that nothing in the schema names are unresolved (App. C.2.1).
-
-    Words with digits are values (slots), not concepts, and are not checked."""
-    vocab = vocabulary(contract, {k.lower() for k in known})
-    terms = [
-        t
-        for t in TERM.findall(question)
-        if t.lower() not in word_set("not_concepts") and not any(c.isdigit() for c in t)
-    ]
-    unresolved = [t for t in dict.fromkeys(terms) if not spellings(t) & vocab]
-    return Sufficiency(sufficient=not unresolved, unresolved=unresolved)
 
 
 def propose(llm: LLM, question: str, contract: Contract, unresolved: list[str]) -> Extension:
@@ -220,7 +180,7 @@ def extension_of(contract: Contract, terms: Sequence[Term]) -> Extension:
 
 
 def entity_of(contract: Contract, term: Term) -> EntityType:
-    if not ONE_WORD.fullmatch(term.name):
+    if not is_one_term(term.name):
         raise ContractError(
             f"the term {term.name!r} is not one word",
             hint="a term is one word, as `lakeplanner schema gaps` lists them (letters, digits, hyphens); "

@@ -19,7 +19,7 @@ from lakeplanner.llm.base import LLM, Message, system, user
 from lakeplanner.plan.filters import COLLECTION_FIELDS
 from lakeplanner.plan.findings import Finding
 from lakeplanner.plan.model import Plan, PlanNode, Tool
-from lakeplanner.question.words import tokens
+from lakeplanner.question.link import shared_word_scores
 
 MAX_TABLES = 8
 MAX_OUTPUT_TOKENS = 800
@@ -88,10 +88,6 @@ def output_model(sources: Sequence[str]) -> type[GeneratedPlan]:
     return create_model("GeneratedPlan", __base__=GeneratedPlan, nodes=(list[node], Field(max_length=4)))
 
 
-def words(text: str) -> set[str]:
-    return {w.rstrip("s") for w in tokens(text) if len(w) > 2}
-
-
 def table_description(contract: Contract, name: str) -> str:
     fields = contract.fields_of(name)
     return f"{name.replace('_', ' ')}: " + ", ".join(f"{f.column} ({', '.join(f.examples[:2])})" for f in fields)
@@ -116,8 +112,7 @@ class Pruner:
         if len(names) <= limit:
             return names
         descriptions = [table_description(self.contract, n) for n in names]
-        query = words(question)
-        scores = np.array([len(query & words(d)) / (1 + len(query)) for d in descriptions], np.float32)
+        scores = np.array(shared_word_scores(question, descriptions), np.float32)
         if self.embed is not None:
             if self._vectors is None:
                 self._vectors = self.embed(descriptions)

@@ -6,22 +6,17 @@ node's question, SQL or filter, so a plan cannot say one thing and do another.
 
 from __future__ import annotations
 
-import re
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lakeplanner.question import QuestionFrame
 from lakeplanner.question.read import read_step
+from lakeplanner.question.steps import LABEL, REFERENCE, matched_columns_in
 
 # a plan as JSON without its frames, where the frame is kept apart (a trace's root span) or not at all (a
 # cached plan, which its asker frames)
 WITHOUT_FRAMES = {"frame": True, "nodes": {"__all__": {"frame"}}}
-LABEL = re.compile(r"^\$var_[1-9][0-9]*$")
-REFERENCE = re.compile(r"\$var_([0-9]+)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
-# "members.name in $var_1.answer", "exhibit_id in $var_1.linked_keys": the column (of a table, else
-# of the node's own) a bound value is matched against
-MATCHED = re.compile(r"(?<![$\w.])(?:([A-Za-z_]\w*)\.)?([A-Za-z_]\w*)\s+(?:in|=|is)\s+(\$var_[0-9]+\.[A-Za-z_]\w*)")
 
 
 class Tool(StrEnum):
@@ -73,7 +68,7 @@ class PlanNode(BaseModel):
         """`$var_n.column` -> (table, column) the question says its values are matched against; a
         column named without its table is the node's source's."""
         return {
-            reference: (table or self.source, column) for table, column, reference in MATCHED.findall(self.question)
+            reference: (table or self.source, column) for table, column, reference in matched_columns_in(self.question)
         }
 
 

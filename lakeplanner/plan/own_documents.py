@@ -42,7 +42,7 @@ def own_documents_search(plan: Plan, frame: QuestionFrame, contract: Contract) -
         returns=(link,),
     )
     # the row is found: what the question asks of it is the question up to its attribute
-    asked = f"{plan.question[: frame.attribute.end].rstrip(' ?')}?" if frame.attribute else plan.question
+    asked = f"{frame.text_until(frame.attribute).rstrip(' ?')}?" if frame.attribute else plan.question
     search = PlanNode(
         question=asked,
         tool=Tool.vector,

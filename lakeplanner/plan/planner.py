@@ -12,7 +12,7 @@ from lakeplanner.errors import LakeplannerError, LLMUnavailableError
 from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.audit import audit
-from lakeplanner.plan.cache import Context, KnownValues, PlanCache, cache_for, context_of, known_values
+from lakeplanner.plan.cache import Context, PlanCache, cache_for, context_of, known_values
 from lakeplanner.plan.dataops import Repair, Replanner, repair
 from lakeplanner.plan.findings import Code, Finding
 from lakeplanner.plan.generate import Generator, Pruner
@@ -24,6 +24,7 @@ from lakeplanner.plan.single_source import one_table_plan
 from lakeplanner.policy import OPEN, Access, denied_sources, scoped_contract
 from lakeplanner.question import QuestionFrame
 from lakeplanner.question.asked import frame_question
+from lakeplanner.question.known import KnownValues
 from lakeplanner.question.lexicon import packs_for
 
 

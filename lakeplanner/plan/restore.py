@@ -3,28 +3,28 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 
 from lakeplanner.contract.models import FieldType
-from lakeplanner.plan.cache import GENERIC_PARTS, KnownValues
-from lakeplanner.plan.dataops import (
-    LINKED_KEYS,
-    about,
-    asked_whole,
-    name_stems,
-    names,
-    names_tables,
-    relabel,
-    schema_words,
-)
-from lakeplanner.plan.extension import spellings
+from lakeplanner.plan.dataops import LINKED_KEYS, asked_whole, relabel
 from lakeplanner.plan.lake_schema import VECTOR_ANSWER, LakeSchema
 from lakeplanner.plan.model import Plan, PlanNode, Tool
 from lakeplanner.plan.validate import validate
 from lakeplanner.question import Operation, QuestionFrame
+from lakeplanner.question.coverage import spellings
+from lakeplanner.question.known import GENERIC_PARTS, KnownValues
+from lakeplanner.question.link import about, name_stems, names, names_tables, schema_words
 from lakeplanner.question.read import read_step
-from lakeplanner.question.words import stem, tokens, word_set
+from lakeplanner.question.steps import identifiers_in
+from lakeplanner.question.words import (
+    hyphenated_tokens,
+    identifier_words,
+    mention_pattern,
+    singular,
+    stem,
+    tokens,
+    word_set,
+)
 
 Restore = Callable[[Plan, QuestionFrame, KnownValues, LakeSchema], tuple[Plan, list[str]]]
 
@@ -71,12 +71,12 @@ def restore_last_hop(
     if frame.asks is None or len(shown) != 1:
         return plan, []
     [step] = shown
-    asked_late = tokens(plan.question)[0] not in word_set("question_words")  # "... is based in what city?"
+    asked_late = not frame.opens_with_question_word  # "... is based in what city?"
     if step.tool != Tool.vector or step.filter or step.source not in schema.collections:
         return plan, []
     ignored = word_set("stopwords") | word_set("filler")
     asked = {stem(w) for w in tokens(frame.asks.text) if w not in ignored and not w.isdigit()}
-    if not asked or asked & {stem(w) for w in tokens(step.question)}:
+    if not asked or asked & QuestionFrame(text=step.question).stems:
         return plan, []
     searches = {n.label for n in plan.nodes if n.tool == Tool.vector}
     references = list(dict.fromkeys(f"{r.label}.{r.column}" for r in step.references()))
@@ -147,9 +147,9 @@ def restore_swapped_values(
             if len(said) != 1 or len(wanted) != 1 or said == wanted:
                 continue
             (old,), (new,) = said, wanted
-            if old.casefold() in plan.question.casefold():
+            if frame.says(old):
                 continue
-            pattern = re.compile(rf"(?<![\w-]){re.escape(old)}(?![\w-])", re.I)
+            pattern = mention_pattern(old)
             update = {k: pattern.sub(new, v) for k, v in (("question", node.question), ("sql", node.sql)) if v}
             plan = plan.replace(node.label, **update)
             edits.append(f"{node.label}: {column} '{old}' -> '{new}', the value the question names")
@@ -216,7 +216,7 @@ def restore_document_fact(
     search of the collection the question names asks it."""
     if frame.names_document is None or any(n.tool != Tool.sql for n in plan.nodes):
         return plan, []
-    if known.find(plan.question.replace(frame.names_document.text, " ")):
+    if known.find(frame.without(frame.names_document.text)):
         return plan, []
     if names_tables(plan.question, schema):
         return plan, []
@@ -241,14 +241,14 @@ def restore_cited_rows(
     cites (the one the question names) is read by the keys it cites. Only when no step reads them and
     the question asks the table something besides the document (a column of it or of a joined table)."""
     documents = [
-        (plan.question[start:end], where.split(".", 1)[0])
-        for start, end, where in known.find(plan.question)
+        (value, where.split(".", 1)[0])
+        for value, where in known.named_in(plan.question)
         if where.endswith(".document_id") and where.split(".", 1)[0] in schema.collections
     ]
     if len(documents) != 1 or any(ref.column in LINKED_KEYS for n in plan.nodes for ref in n.references()):
         return plan, []
     [(document, collection)] = documents
-    asked = about(plan.question.replace(document, " "))
+    asked = about(frame.without(document))
     cited = [
         t
         for (t, c) in sorted(schema.citations)
@@ -293,7 +293,7 @@ def restore_asked_column(
         return plan, []
     node = exposed[0]
     column = asked_column(frame.attribute.text, schema.reachable_columns(node.source))
-    if column is None or column in node.returns or column in node.question:
+    if column is None or column in node.returns or column in identifiers_in(node.question):
         return plan, []
     return plan.replace(node.label, returns=(*node.returns, column)), [
         f"{node.label}: also returns {column}, the attribute the question asks for"
@@ -310,7 +310,7 @@ def restore_elapsed_moments(
     if frame.seconds_per_unit is None or len(exposed) != 1 or exposed[0].tool != Tool.sql or exposed[0].sql:
         return plan, []
     node = exposed[0]
-    words = tokens(plan.question)
+    words = frame.word_tokens
     moments = tuple(
         column
         for column, kind in schema.reachable_columns(node.source).items()
@@ -336,10 +336,10 @@ def shares_root(a: str, b: str, least: int = 5) -> bool:
 def asked_column(attribute: str, columns: Iterable[str]) -> str | None:
     """The column whose name holds the word nearest the attribute's head (its last word), then the
     most of its words: emergency_email for "the emergency contact's e-mail address". None on a tie."""
-    words = [spellings(w) for w in re.findall(r"[\w-]+", attribute.lower().replace("'s", ""))]
+    words = [spellings(w) for w in hyphenated_tokens(attribute.lower().replace("'s", ""))]
     scores: dict[str, tuple[int, int]] = {}
     for column in columns:
-        parts = {p.rstrip("s") for p in column.lower().split("_") if p}
+        parts = set(map(singular, identifier_words(column)))
         matched = [i for i, forms in enumerate(words) if forms & parts]
         if matched:
             scores[column] = (max(matched), len(matched))
@@ -377,7 +377,7 @@ def restore_count(plan: Plan, frame: QuestionFrame, known: KnownValues, schema: 
     asked = frame.counted
     if asked is None or any(counts(frame, n) for n in plan.nodes):
         return plan, []
-    counted = next((t for t in schema.tables if name_stems(t) == {stem(asked.text.split()[-1].lower())}), None)
+    counted = next((t for t in schema.tables if name_stems(t) == {stem(frame.counted_noun)}), None)
     readers = [
         n
         for n in plan.nodes
@@ -386,7 +386,7 @@ def restore_count(plan: Plan, frame: QuestionFrame, known: KnownValues, schema: 
     if counted is None or not readers:
         return plan, []
     node = next((n for n in readers if n.source == counted), readers[-1])
-    clause = plan.question[asked.start : frame.clause_of(asked).end]
+    clause = frame.rest_of_clause(asked)
     return plan.replace(node.label, question=f"{node.question}, and {clause}"), [
         f"{node.label}: also asks '{clause}', which no step counted"
     ]
@@ -530,8 +530,7 @@ def restore_named_ids(
     ('December 31, 2019') may rightly be reworded by a step."""
     keyed = {columns[0]: table for table, columns in schema.identifiers.items() if len(columns) == 1}
     edits: list[str] = []
-    for start, end, where in known.find(plan.question):
-        value = plan.question[start:end]
+    for value, where in known.named_in(plan.question):
         column = where.split(".", 1)[1]
         table = keyed.get(column)  # the table the value identifies a row of (loans for loan_id)
         written = " ".join(t for n in plan.nodes for t in (n.question, n.sql, n.filter) if t).casefold()

@@ -10,6 +10,7 @@ from lakeplanner.plan.findings import Code, Finding
 from lakeplanner.plan.lake_schema import SEARCH_COLUMNS, VECTOR_ANSWER, LakeSchema
 from lakeplanner.plan.model import LABEL, Plan, PlanNode, Tool
 from lakeplanner.plan.source_checks import select_names
+from lakeplanner.question.steps import same_wording
 
 
 def check_completeness(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
@@ -58,7 +59,7 @@ def check_redundancy(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
     read = plan.read_labels()
     exposes = any(n.should_expose_answer for n in plan.nodes)  # else the sinks get exposed instead
     for node in plan.nodes:
-        key = (node.tool, node.source, " ".join(node.question.lower().split()))
+        key = (node.tool, node.source, same_wording(node.question))
         if key in seen:
             yield Finding(
                 code=Code.duplicate_node,

@@ -8,14 +8,14 @@ documents (documents_after_tables), as it does after any plan whose tables fall 
 
 from __future__ import annotations
 
-from lakeplanner.plan.cache import GENERIC_PARTS
-from lakeplanner.plan.dataops import about, name_stems
 from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import Plan, PlanNode, Tool
 from lakeplanner.plan.restore import asked_column
 from lakeplanner.plan.validate import validate
 from lakeplanner.question import Operation, QuestionFrame
 from lakeplanner.question.frame import MEASURES
+from lakeplanner.question.known import GENERIC_PARTS
+from lakeplanner.question.link import about, name_stems
 
 TOLD_BY_DOCUMENTS = frozenset({Operation.reason, Operation.definition})
 

@@ -3,14 +3,12 @@ for, a search naming a table's column, a sql step naming a column only a joined 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from lakeplanner.plan.findings import Code, Finding
 from lakeplanner.plan.lake_schema import LakeSchema
-from lakeplanner.plan.model import REFERENCE, Plan, Tool
-
-IDENTIFIER = re.compile(r"\b[a-z][a-z0-9_]*\b")
+from lakeplanner.plan.model import Plan, Tool
+from lakeplanner.question.steps import identifiers_in
 
 
 def check_prose_questions(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
@@ -19,10 +17,9 @@ def check_prose_questions(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
     is the collection to read instead."""
     for node in plan.nodes:
         frame = plan.step_frame(node)
-        asked = frame.prose if frame is not None else None
-        if node.tool != Tool.sql or node.sql or node.source not in schema.tables or asked is None:
+        word = frame.prose_root if frame is not None else None  # "how i..." names no column: method is prose
+        if node.tool != Tool.sql or node.sql or node.source not in schema.tables or word is None:
             continue
-        word = asked.text.lower()[:5]  # "how i..." names no column: a question of method is prose
         if any(word in column.lower() for column in schema.reachable_columns(node.source)):
             continue
         collection = schema.collection_for(node.source)
@@ -31,7 +28,7 @@ def check_prose_questions(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
                 code=Code.prose_from_table,
                 node=node.label,
                 subject=collection,
-                message=f"{node.source} has no column for '{asked.text}': read it in {collection}",
+                message=f"{node.source} has no column for '{frame.prose.text}': read it in {collection}",
             )
 
 
@@ -43,7 +40,7 @@ def check_table_columns_in_searches(plan: Plan, schema: LakeSchema) -> Iterable[
     for node in plan.nodes:
         if node.tool != Tool.vector or node.references() or node.label in read:
             continue
-        named = {w for w in IDENTIFIER.findall(node.question or "") if "_" in w}
+        named = {w for w in identifiers_in(node.question or "") if "_" in w}
         tables = sorted({t for t, columns in schema.tables.items() for c in columns if c in named})
         if len(tables) == 1:
             yield Finding(
@@ -62,7 +59,7 @@ def check_columns_of_joined_tables(plan: Plan, schema: LakeSchema) -> Iterable[F
     for node in plan.nodes:
         if node.tool != Tool.sql or node.sql or node.source not in schema.tables:
             continue
-        named = {w for w in IDENTIFIER.findall(REFERENCE.sub("", node.question or "")) if w in columns and "_" in w}
+        named = {w for w in identifiers_in(node.question or "", references=False) if w in columns and "_" in w}
         missing = named - set(schema.tables[node.source])
         holders = [t for t in schema.sql_tables(node.source)[1:] if named <= set(schema.tables[t])]
         if missing and len(holders) == 1:

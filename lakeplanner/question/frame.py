@@ -7,6 +7,18 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from lakeplanner.question.words import (
+    content_stems,
+    content_words,
+    mentions,
+    singular,
+    stem,
+    tokens,
+    word_ends,
+    word_position,
+    word_set,
+)
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -123,6 +135,70 @@ class QuestionFrame(_Frozen):
     filled: tuple[str, ...] = ()  # the fields an LLM proposed (as spans of the question) where the reader could not
 
     @property
+    def content_words(self) -> set[str]:
+        """Its words of two characters or more, function words left out (question.words)."""
+        return content_words(self.text)
+
+    @property
+    def content_stems(self) -> set[str]:
+        """The stems of its content words ('invoices' and 'invoice' alike)."""
+        return content_stems(self.text)
+
+    @property
+    def word_tokens(self) -> set[str]:
+        """Its lower-case words and numbers (question.words.tokens)."""
+        return set(tokens(self.text))
+
+    @property
+    def stems(self) -> set[str]:
+        """The stems of all its words, function words included."""
+        return {stem(w) for w in tokens(self.text)}
+
+    @property
+    def opens_with_question_word(self) -> bool:
+        """ "What city ..." does; "... is based in what city?" asks late."""
+        words = tokens(self.text)
+        return bool(words) and words[0] in word_set("question_words")
+
+    @property
+    def prose_root(self) -> str | None:
+        """The first five letters of the cue that the answer is prose ('reaso' of 'the reason'): a
+        column whose name holds them may hold the answer."""
+        return self.prose.text.lower()[:5] if self.prose is not None else None
+
+    def without(self, phrase: str) -> str:
+        """The question with each `phrase` blanked out."""
+        return self.text.replace(phrase, " ")
+
+    def text_until(self, span: Span) -> str:
+        """The question up to the end of `span`."""
+        return self.text[: span.end]
+
+    def rest_of_clause(self, span: Span) -> str:
+        """The question from `span` to the end of its clause ("how many loans has that member taken out")."""
+        return self.text[span.start : self.clause_of(span).end]
+
+    def position_of(self, phrase: str) -> int | None:
+        """Where the question first names `phrase` as whole words (question.words.word_position)."""
+        return word_position(self.text, phrase)
+
+    def word_ends(self, word: str) -> list[int]:
+        """Where each 'from' (or other `word`) of the question ends."""
+        return word_ends(self.text, word)
+
+    def with_answer(self, answer: str) -> str:
+        """The question as the sentence of its answer: "What is the loan limit: 12 books."."""
+        return f"{self.text.rstrip('?')}: {answer}."
+
+    def says(self, text: str) -> bool:
+        """Whether the question holds `text` as written, case aside (a value a plan names literally)."""
+        return text.casefold() in self.text.casefold()
+
+    def says_word(self, phrase: str) -> bool:
+        """Whether the question holds `phrase` as whole words, case aside ('LN-1' not in 'LN-12')."""
+        return mentions(self.text, phrase)
+
+    @property
     def years(self) -> list[int]:
         """The years named, in the order named, each once."""
         return list(dict.fromkeys(p.year for p in self.periods))
@@ -138,8 +214,7 @@ class QuestionFrame(_Frozen):
         """'loan' for "how many loans"."""
         if self.counted is None:
             return None
-        noun = self.counted.text.split()[-1].lower()
-        return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+        return singular(self.counted.text.split()[-1].lower())
 
     @property
     def documents_tell(self) -> bool:

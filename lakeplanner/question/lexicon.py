@@ -5,11 +5,13 @@ from __future__ import annotations
 import functools
 import re
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from lakeplanner.contract.models import Contract
+if TYPE_CHECKING:  # the question stage sits below the contract: it reads a contract, never builds one
+    from lakeplanner.contract.models import Contract
 
 PACK_FOR_FORMAT = {"report": "report_grid"}  # a source of this ingest format switches the pack on
 
@@ -43,6 +45,11 @@ class Lexicon(BaseModel):
     question_words: list[str]
     relative_words: list[str] = []
     answer_forms: list[str] = []
+    answer_shapes: list[str] = []
+    qualifiers: list[str] = []
+    qualifier_endings: list[str] = []
+    prepositions: list[str] = []
+    not_attribute_words: list[str] = []
     stopwords: list[str]
     computed_heads: list[str]
     attribute_ends: list[str]
@@ -68,12 +75,6 @@ class Lexicon(BaseModel):
             else:
                 merged[key] = [*merged[key], *words]
         return Lexicon.model_validate(merged)
-
-
-def unit_stem(word: str) -> str:
-    """'hours' -> 'hour', 'kilometres' -> 'kilometre', 'kg' -> 'kg'."""
-    word = word.lower()
-    return word[:-1] if word.endswith("s") and len(word) > 3 and not word.endswith("ss") else word
 
 
 def phrase_pattern(phrases: list[str], joined: bool = False) -> re.Pattern | None:

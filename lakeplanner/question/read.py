@@ -20,14 +20,15 @@ from lakeplanner.question.frame import (
     QuestionFrame,
     Span,
 )
-from lakeplanner.question.lexicon import Lexicon, cached_pattern, lexicon, unit_stem
+from lakeplanner.question.lexicon import Lexicon, cached_pattern, lexicon
+from lakeplanner.question.words import is_plural, singular
+from lakeplanner.question.years import YEAR, YEAR_DIGITS, years_in
 
-YEAR = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)(?:19|20)\d{2}(?![\w%]|[.,]\d|-[A-Za-z])")
 YEAR_RANGE = re.compile(
-    r"(?<![\w.,-])((?:19|20)\d{2})(?:\s+(?:to|through|and)\s+|\s*[-\u2013]\s*)((?:19|20)\d{2})(?![\w%-])"
+    rf"(?<![\w.,-])({YEAR_DIGITS})(?:\s+(?:to|through|and)\s+|\s*[-\u2013]\s*)({YEAR_DIGITS})(?![\w%-])"
 )
 FROM_TO = re.compile(
-    r"\bfrom(?:\s+[a-z]+){0,3}?\s+((?:19|20)\d{2})\b.*?\bto(?:\s+[a-z]+){0,2}?\s+((?:19|20)\d{2})\b", re.I | re.S
+    rf"\bfrom(?:\s+[a-z]+){{0,3}}?\s+({YEAR_DIGITS})\b.*?\bto(?:\s+[a-z]+){{0,2}}?\s+({YEAR_DIGITS})\b", re.I | re.S
 )
 WORD = re.compile(r"[\w'&-]+")
 WHICH = re.compile(r"\bwhich\s+(?:one\s+of\s+the\s+)?([a-z][\w-]*)", re.I)
@@ -119,7 +120,7 @@ def read_frame(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         one_said=said,
         counted=None if unit else counted_of(text, words),
         unit=unit,
-        seconds_per_unit=words.time_units.get(unit_stem(unit.text)) if unit else None,
+        seconds_per_unit=words.time_units.get(singular(unit.text.lower())) if unit else None,
         judgement=judgement_of(text, operation, words),
         shape="number" if unit and not asks_year else shape_of(text, operation, asks_year, several is not None, words),
         predicate=predicate_of(text, words),
@@ -250,11 +251,6 @@ def periods_of(text: str) -> tuple[Period, ...]:
     return tuple(
         Period(year=int(m.group(0)), span=span_of(m), role=roles.get(m.start(), "named")) for m in YEAR.finditer(text)
     )
-
-
-def years_in(text: str) -> list[int]:
-    """The years a text (a question, a cell, a SQL literal) names, in order, each once."""
-    return list(dict.fromkeys(int(y) for y in YEAR.findall(text)))
 
 
 def listed_years(text: str) -> list[int]:
@@ -422,7 +418,7 @@ def entity_of(text: str, words: Lexicon) -> str | None:
     noun = match.group(1).lower()
     if noun in words.stopwords or noun in ("year", "years"):
         return None
-    return noun[:-1] if plural(noun) else noun
+    return singular(noun)
 
 
 def one_meant(text: str, words: Lexicon, said: Span | None) -> str | None:
@@ -442,13 +438,9 @@ def one_said(text: str, words: Lexicon) -> Span | None:
             continue
         for match in ONE.finditer(clause.text):
             noun = match.group(1).lower()
-            if noun not in words.stopwords and not plural(noun):
+            if noun not in words.stopwords and not is_plural(noun):
                 return Span(start=clause.start + match.start(), end=clause.start + match.end(), text=match.group(0))
     return None
-
-
-def plural(noun: str) -> bool:
-    return noun.endswith("s") and not noun.endswith("ss")
 
 
 def unit_of(text: str, words: Lexicon) -> Span | None:
@@ -457,7 +449,7 @@ def unit_of(text: str, words: Lexicon) -> Span | None:
     if match is None:
         return None
     known = {*words.time_units, *words.quantity_units}
-    return span_of(match, 1) if unit_stem(match.group(1)) in known else None
+    return span_of(match, 1) if singular(match.group(1).lower()) in known else None
 
 
 def counted_of(text: str, words: Lexicon) -> Span | None:
@@ -466,11 +458,11 @@ def counted_of(text: str, words: Lexicon) -> Span | None:
     if not match:
         return None
     end, after = match.end(), WORD.finditer(text, match.end())
-    if not plural(match.group(1).lower()):
+    if not is_plural(match.group(1).lower()):
         for _, word in zip(range(3), after, strict=False):
             if word.group(0).lower() in words.stopwords:
                 break
-            if plural(word.group(0).lower()):
+            if is_plural(word.group(0).lower()):
                 end = word.end()
                 break
     return Span(start=match.start(), end=end, text=text[match.start() : end])

@@ -21,8 +21,8 @@ from lakeplanner.execute.runs import RunRecord, save_run
 from lakeplanner.ingest.segments import SEGMENTS_TABLE
 from lakeplanner.ingest.tables import snapshot_of
 from lakeplanner.lineage.tracing import Lineage
-from lakeplanner.plan.cache import normalise
 from lakeplanner.policy import Access
+from lakeplanner.question.template import normalise
 
 ANSWER_HIT = "answer"  # Answer.plan_cache of an answer served again
 CURRENT_METADATA = "SELECT table_namespace, table_name, metadata_location FROM iceberg_tables ORDER BY 1, 2"

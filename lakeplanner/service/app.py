@@ -38,9 +38,10 @@ from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.lake import Lake, LakeInfo
 from lakeplanner.lineage.tracing import read_spans
 from lakeplanner.llm.base import LLM
-from lakeplanner.plan.extension import add_term, propose, sufficiency, version_log
+from lakeplanner.plan.extension import add_term, propose, version_log
 from lakeplanner.plan.planner import PlanResult
 from lakeplanner.policy import Access, denied_sources
+from lakeplanner.question.coverage import sufficiency
 from lakeplanner.service import audit
 from lakeplanner.service.auth import Authenticator, AuthError, Principal, credentials
 from lakeplanner.service.metrics import Metrics
