@@ -179,6 +179,20 @@ def drop_filters_beside_bound_choice(
     return edits
 
 
+def compared_lists(statement: exp.Select, frame: QuestionFrame | None, keep: set[str]) -> list[exp.In]:
+    """The WHERE's `col IN (a, b, ...)` of 2 to MAX_COMPARED literals, none bound (`keep`), that name
+    years or that the question compares."""
+    where = statement.args.get("where")
+    return [
+        condition
+        for condition in (where.find_all(exp.In) if where else [])
+        if isinstance(condition.this, exp.Column)
+        and 2 <= len(condition.expressions) <= MAX_COMPARED
+        and all(isinstance(e, exp.Literal) and e.this not in keep for e in condition.expressions)
+        and (names_years(condition) or (frame is not None and compares(frame)))
+    ]
+
+
 def group_compared_values(
     statement: exp.Select, frame: QuestionFrame | None = None, keep: set[str] = frozenset()
 ) -> list[str]:
@@ -189,15 +203,7 @@ def group_compared_values(
     one total over both. Bound lists (`keep`) are left."""
     if statement.args.get("group") or not any(statement.find_all(exp.AggFunc)):
         return []
-    where = statement.args.get("where")
-    compared = [
-        condition
-        for condition in (where.find_all(exp.In) if where else [])
-        if isinstance(condition.this, exp.Column)
-        and 2 <= len(condition.expressions) <= MAX_COMPARED
-        and all(isinstance(e, exp.Literal) and e.this not in keep for e in condition.expressions)
-        and (names_years(condition) or (frame is not None and compares(frame)))
-    ]
+    compared = compared_lists(statement, frame, keep)
     if not compared:
         return []
     column = compared[0].this
@@ -239,15 +245,7 @@ def label_compared_rows(
     Not for aggregates (`group_compared_values`) or bound lists (`keep`)."""
     if is_aggregate(statement) or len(list(statement.find_all(exp.Select))) != 1:
         return []
-    where = statement.args.get("where")
-    compared = [
-        condition.this
-        for condition in (where.find_all(exp.In) if where else [])
-        if isinstance(condition.this, exp.Column)
-        and 2 <= len(condition.expressions) <= MAX_COMPARED
-        and all(isinstance(e, exp.Literal) and e.this not in keep for e in condition.expressions)
-        and (names_years(condition) or (frame is not None and compares(frame)))
-    ]
+    compared = [condition.this for condition in compared_lists(statement, frame, keep)]
     if not compared:
         return []
     edits = []
