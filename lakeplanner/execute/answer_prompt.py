@@ -72,7 +72,7 @@ EMPTY_DRAFT = Draft(answer=[], sentence="", sources=[], abstain=False)  # a draf
 
 def row_source(result: NodeResult) -> str:
     """The table a result's rows come from; for one row (a lookup, or an aggregate over a few rows),
-    also the keys of the rows behind it, so "which invoice" is answerable when the SQL selected none."""
+    also the keys of the rows behind it, so "which X" is answerable when the SQL selected none."""
     keys = [key for held in result.row_keys.values() for key in held]
     if len(result.rows) == 1 and 0 < len(keys) <= MAX_KEYS_SHOWN:
         return f"{result.source} {', '.join(keys)}"
@@ -80,8 +80,8 @@ def row_source(result: NodeResult) -> str:
 
 
 def with_row_key(frame: QuestionFrame, text: str, exposed: list[NodeResult]) -> str:
-    """A "Which invoice ...?" answered from one row of invoices: the sentence names the row's key when
-    the LLM left it out ("Total amount: 62,131.50." -> "INV-1010: Total amount: 62,131.50.")."""
+    """A "Which X ...?" answered from one row of table X: the sentence names the row's key when
+    the LLM left it out ("Total amount: 62,131.50." -> "K-1010: Total amount: 62,131.50.")."""
     if frame.entity is None:
         return text
     keys = [

@@ -49,8 +49,8 @@ def distinct_rows(rows: list[dict]) -> list[dict]:
 def fallback_value(results: list[NodeResult], frame: QuestionFrame) -> str | None:
     """A single structured cell is the answer by itself (c_ground 1.0): used when the LLM cannot
     answer, or when it misquotes the one value the SQL engine computed. Not a cell the question
-    itself names (the truck's id, for "what is the fuel consumption of truck TRK-135?"), nor a date
-    where the question asks for a number, an entity or a yes/no ("how long are GPS data kept?"), nor
+    itself names (the row's id, for "what is the weight of item X-135?"), nor a date
+    where the question asks for a number, an entity or a yes/no ("how long are backups kept?"), nor
     a text with no number where it asks for a number."""
     cells = [
         next(iter(rows[0].values()))
@@ -66,7 +66,7 @@ def fallback_value(results: list[NodeResult], frame: QuestionFrame) -> str | Non
     dated = isinstance(cell, dt.date) or _ISO_DATE_START.match(value) is not None
     if dated and frame.shape in ("number", "entity", "yes_no"):
         return None
-    return None if frame.shape == "number" and not standalone_numbers(normalised(value)) else value  # "WH-05"
+    return None if frame.shape == "number" and not standalone_numbers(normalised(value)) else value  # "X-05"
 
 
 CELL_OPERATIONS = frozenset({Operation.lookup, Operation.extreme, Operation.count, Operation.sum, Operation.average})
@@ -129,7 +129,7 @@ def passage_answer(
 
 def last_hop(exposed: list[NodeResult]) -> NodeResult | None:
     """The one exposed step no other exposed step reads from ("where is $var_1.answer based?" after
-    "who directed the film?"); None when several are (two sides of a comparison, two asks)."""
+    "who wrote the book?"); None when several are (two sides of a comparison, two asks)."""
     read_from = set().union(*(referenced_labels(r.question) for r in exposed))
     last = [r for r in exposed if r.label not in read_from]
     return last[0] if len(last) == 1 else None
@@ -137,8 +137,8 @@ def last_hop(exposed: list[NodeResult]) -> NodeResult | None:
 
 def states_a_count(frame: QuestionFrame, read: NodeResult) -> bool:
     """ "How many X?" answered by a document step whose answer holds a number: a figure the passage
-    states. Not when X is what the searched collection holds ("how many incidents ...?" over the
-    incident reports counts documents, which no passage states)."""
+    states. Not when X is what the searched collection holds ("how many reports ...?" over a
+    collection of reports counts documents, which no passage states)."""
     if frame.operation is not Operation.count or frame.counted_noun is None:
         return False
     counted = stem(frame.counted_noun)
@@ -155,8 +155,8 @@ def sentence_stating(text: str, value: str) -> str:
 
 
 def counted_rows(frame: QuestionFrame, exposed: list[NodeResult]) -> Draft | None:
-    """A draft without an LLM call for "how many shipments ...?" when the one step exposed listed the
-    shipments (not aggregated, not cut at its LIMIT): their number is the answer, and a model reading
+    """A draft without an LLM call for "how many X ...?" when the one step exposed listed the rows
+    of X (not aggregated, not cut at its LIMIT): their number is the answer, and a model reading
     twenty rows of them could only miscount (counts_the_rows settles it)."""
     if frame.operation is not Operation.count or frame.several or frame.second_ask or len(exposed) != 1:
         return None
@@ -177,7 +177,7 @@ class ByCode:
     number the draft could not ground."""
 
     templated: str | None  # a change / percentage change / ratio / average over named years
-    listed: list[float] | None  # the values of the years a "respectively" question names
+    listed: list[float] | None  # the values of the years a question asks for one by one
     comparison: Comparison | None  # a yes/no comparison of what each step read
     extreme: int | None  # the year of the largest or smallest value
     elapsed: tuple[float, str] | None  # the time between two moments of a row

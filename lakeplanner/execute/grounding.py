@@ -116,7 +116,7 @@ def composite_confidence(results: list[NodeResult], c_ground: float) -> float:
 
 
 def standalone_numbers(text: str) -> set[float]:
-    """Numbers written on their own ('3 invoices', '1,250.5'), not inside a word or id ('Q3', 'C003')."""
+    """Numbers written on their own ('3 rows', '1,250.5'), not inside a word or id ('Q3', 'A003')."""
     return {round(float(n.replace(",", "")), 6) for n in _STANDALONE.findall(text)}
 
 

@@ -37,13 +37,13 @@ from lakeplanner.question.words import (
 )
 from lakeplanner.question.years import is_year_number, years_in
 
-_BRACKETED_KEY = re.compile(r"\s*\([^()]*\)$")  # "Ann Lee (E1003)": a label with its key
+_BRACKETED_KEY = re.compile(r"\s*\([^()]*\)$")  # "Ann Lee (P1003)": a label with its key
 
 
 def rows_for_documents(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult]) -> Draft:
-    """ "Which invoice ...?" answered with the id of the document about it ("DOC-INV-1010"): the key of
-    the row the document is linked to ("INV-1010"), in the answer and the sentence; rows were asked for.
-    The id may come as the evidence's address, its collection first ("documents_invoices/DOC-INV-1010")."""
+    """ "Which X ...?" answered with the id of the document about it ("DOC-K-1010"): the key of
+    the row the document is linked to ("K-1010"), in the answer and the sentence; rows were asked for.
+    The id may come as the evidence's address, its collection first ("documents_x/DOC-K-1010")."""
     kind = frame.one or frame.entity
     about: dict[str, str] = {}
     for r in exposed:
@@ -159,7 +159,7 @@ def settle(frame: QuestionFrame, draft: Draft, exposed: list[NodeResult], code: 
 
 def counts_the_rows(frame: QuestionFrame, items: list[str], exposed: list[NodeResult]) -> bool:
     """A count question answered with the number of rows its one table step returned ("how many
-    invoices of C036 are overdue?" over the rows of those invoices): a figure no cell states, yet
+    X of K036 are overdue?" over the rows of those X): a figure no cell states, yet
     the rows state it."""
     tables = [r for r in exposed if r.tool == "sql" and r.rows]
     if frame.operation is not Operation.count or len(tables) != 1:
@@ -187,7 +187,7 @@ def unsupported_numbers(sentence: str, items: list[str], exposed: list[NodeResul
 
 def omits_the_answer(sentence: str, items: list[str], frame: QuestionFrame) -> bool:
     """The sentence states none of the answer's items, by words or by number: the LLM copied a passage
-    beside the answer ("Overdue amounts accrue a late fee ..." for "60 days"). A yes/no answer is
+    beside the answer ("Overdue amounts accrue a charge ..." for "60 days"). A yes/no answer is
     said in words of its own."""
     if frame.operation is Operation.yes_no or not items:
         return False
@@ -217,7 +217,7 @@ def definition(
 
 def whole_cell(item: str, frame: QuestionFrame, results: list[NodeResult]) -> str:
     """The one text cell a one-row lookup read, when the LLM copied only a part of it ("5155" of the
-    plate "5155 RER"); not for a question asking a number, where a part may be the answer."""
+    code "5155 ABC"); not for a question asking a number, where a part may be the answer."""
     if frame.operation is not Operation.lookup or frame.shape not in ("text", "entity"):
         return item
     cells = [
@@ -270,7 +270,7 @@ def year_holding(item: str, results: list[NodeResult]) -> str:
 
 
 def year_stated(item: str, sentence: str, frame: QuestionFrame) -> str:
-    """Asked for a year, the LLM named something else ("Carlo Rovelli") while its sentence states the
+    """Asked for a year, the LLM named something else ("Jane Roe") while its sentence states the
     year ("... has worked in France since 2000"): the one year the sentence states and the question
     does not. The item itself when it holds a number or the sentence states no such single year."""
     if numbers_in(item):

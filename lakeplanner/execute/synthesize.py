@@ -35,9 +35,9 @@ def uncovered_terms(
     ...") that neither the schema nor any retrieved row, column or passage mentions, nor (`mentions`)
     any text of the lake. When all of them are missing, the lake cannot hold what the question asks
     for (a phone number in a lake without phone numbers), whatever the LLM says. A word of the
-    attribute that names a column covers it ("plate" of "the licence plate" in a column `plate`).
+    attribute that names a column covers it ("code" of "the postal code" in a column `code`).
     Passages alone never leave a "what KIND ..." question uncovered: "a British anthropologist"
-    answers "what nationality" without the word; table columns do name what they hold."""
+    answers "what profession" without the word; table columns do name what they hold."""
     if frame.asked_attribute is None or (frame.asks_kind and not any(r.tool == "sql" and r.rows for r in results)):
         return []
     concepts = asked_concepts(frame)

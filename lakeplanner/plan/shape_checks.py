@@ -137,7 +137,7 @@ def check_references(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
 def output_columns(node: PlanNode, schema: LakeSchema) -> set[str]:
     """Columns a node's result carries: declared returns, else its SELECT list, else its source's columns.
     A search carries its collection's fields, the keys its documents cite and the answer it read,
-    whatever it declares: a table's column (customer_id) is no column of its result."""
+    whatever it declares: a table's column (person_id) is no column of its result."""
     if node.tool == Tool.vector:
         return {*schema.columns(node.source), *SEARCH_COLUMNS, VECTOR_ANSWER}
     if node.returns:

@@ -33,7 +33,7 @@ def check_prose_questions(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
 
 
 def check_table_columns_in_searches(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
-    """A search whose question names a table's column ("the value of the line_item 'Other receivables'")
+    """A search whose question names a table's column ("the value of the item_name 'Other receivables'")
     asks for that table's rows. Only names with an underscore count: plain words ("value", "year") are
     also prose. The subject is the one table with that column."""
     read = plan.read_labels()
@@ -53,8 +53,8 @@ def check_table_columns_in_searches(plan: Plan, schema: LakeSchema) -> Iterable[
 
 def check_columns_of_joined_tables(plan: Plan, schema: LakeSchema) -> Iterable[Finding]:
     """A sql step whose question names a column its table lacks and one joined table holds, with every
-    other column it names ("total_amount of the invoice with invoice_id in $var_1.invoice_id" on
-    line_items): that table answers it without a join. The subject is that table."""
+    other column it names ("total_amount of the parent with parent_id in $var_1.parent_id" on
+    child_rows): that table answers it without a join. The subject is that table."""
     columns = {c for held in schema.tables.values() for c in held}
     for node in plan.nodes:
         if node.tool != Tool.sql or node.sql or node.source not in schema.tables:

@@ -141,7 +141,7 @@ class QuestionFrame(_Frozen):
 
     @property
     def content_stems(self) -> set[str]:
-        """The stems of its content words ('invoices' and 'invoice' alike)."""
+        """The stems of its content words ('rows' and 'row' alike)."""
         return content_stems(self.text)
 
     @property

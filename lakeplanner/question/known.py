@@ -62,7 +62,7 @@ class KnownValues:
     def mentions(self, text: str, found: list[tuple[int, int, str]] | None = None) -> list[tuple[int, int, str]]:
         """Values the text names by a run of their words rather than in full (stems compared, two
         distinctive words or more): "cash and cash equivalents" names the row "net increase (decrease)
-        in cash and cash equivalents", "Acme Freight" the carrier "Acme Freight Ltd". A run inside a
+        in cash and cash equivalents", "Acme Tools" the supplier "Acme Tools Ltd". A run inside a
         value named in full (`found`, `find`'s spans when given), or inside a longer run, is left out; a
         run that several columns hold is bound to each."""
         words = list(TOKEN.finditer(text.lower()))

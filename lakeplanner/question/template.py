@@ -51,7 +51,7 @@ def extract_slots(question: str, known: KnownValues) -> tuple[str, list[Slot]]:
 def canonical(template: str) -> str:
     """The bag of content words: function words dropped, aggregate synonyms and plurals merged.
 
-    Paraphrases that only reword ("tell me the total for invoice <x>" / "what is the total of invoice
+    Paraphrases that only reword ("tell me the total for record <x>" / "what is the total of record
     <x>") share it, so they hit without an embedding; slot placeholders keep their order."""
     tokens = TEMPLATE_TOKEN.findall(template)
     slots = [t for t in tokens if t.startswith("<")]

@@ -107,7 +107,7 @@ def synonym_group() -> dict[str, str]:
 
 
 def stem(word: str) -> str:
-    """Synonyms to their group's name ('largest' and 'highest' to max); plurals and past participles
+    """Synonyms to the name of the group they belong to ('largest' and 'highest' to max); plurals and past participles
     to the stem."""
     if (group := synonym_group().get(word)) is not None:
         return group

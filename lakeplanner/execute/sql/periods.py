@@ -27,7 +27,7 @@ def computes_arithmetic(statement: exp.Select) -> bool:
 
 
 def item_filters(statement: exp.Select) -> dict[str, set[str]]:
-    """column -> the strings the statement compares it with (`line_item = 'Total'`), wherever they sit;
+    """column -> the strings the statement compares it with (`item = 'Total'`), wherever they sit;
     a label that names a year ('June 1, 2019') selects a year, not the item, and is left out."""
     filters: dict[str, set[str]] = {}
     for condition in statement.find_all(exp.EQ):
@@ -45,8 +45,8 @@ def year_values_statement(
     years: Sequence[int],
     named: dict[str, str] | None = None,
 ) -> exp.Select | None:
-    """For a question over named years ("the change in X from 2018 to 2019", "X in 2019 and 2018
-    respectively"): one value per year of what the statement filters on. The statement's item_filters on
+    """For a question over named years ("the change in X from 2018 to 2019", "X in 2019 and in 2018,
+    each"): one value per year of what the statement filters on. The statement's item_filters on
     its one table are kept; it selects the year column and the one numeric column the statement reads,
     for the named years (no `years`: every year). `named` (table.column -> value: the row the question
     names) stands in for a statement that filters on no item, and the table's one numeric column for one
@@ -87,10 +87,10 @@ def period_aggregate_statement(
     frame: QuestionFrame,
     named: dict[str, str] | None = None,
 ) -> exp.Select | None:
-    """For a change between named years over a table of events (a row per shipment, no year column):
+    """For a change between named years over a table of events (a row per event, no year column):
     the measure the question asks (frame.measure: a count, a total, an average) per year of the
     events' date, with the statement's item filters (or the row the question names). The date is the
-    one the statement reads, else the one the question names ("dispatched"), else the table's first.
+    one the statement reads, else the one the question names ("opened"), else the table's first.
     None when the statement reads several tables, the measure is unknown, or its column is unclear."""
     read = {t.name for t in statement.find_all(exp.Table)}
     if len(read) != 1 or frame.measure is None or len(years) < 2:

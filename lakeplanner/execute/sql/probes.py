@@ -23,13 +23,13 @@ def drop_unasked_key_filters(
     asked: QuestionFrame,
     keep: set[str] = frozenset(),
 ) -> list[str]:
-    """`shipments.carrier = 'RHNL'` where the user's question names neither the key nor anything of the
+    """`a.owner = 'ABCD'` where the user's question names neither the key nor anything of the
     row it points at (its name, country, mode): the value was copied from the prompt's example rows,
     not asked for, and the filter would answer another question. Such a condition on a key column (a
     foreign key's, or an id-like one, compared with a key or with a row's label) is dropped from its
-    conjunction or WHERE; a key the question names by its row ("Northway Haulage" for 'NRTH') stays.
-    Words of the lake's table and column names are not names of rows ("freight cost" does not name
-    'Baltix Freight SIA'). Edits in place."""
+    conjunction or WHERE; a key the question names by its row ("North Way Ltd" for 'NWAY') stays.
+    Words of the lake's table and column names are not names of rows ("unit cost" does not name
+    'Unit Works SIA'). Edits in place."""
     schema_words = {stem(w) for t, columns in columns_of.items() for name in (t, *columns) for w in tokens(name)}
     wanted = asked.content_stems - schema_words
     edits = []
@@ -59,8 +59,8 @@ def drop_unasked_key_filters(
 
 def key_row(contract: Contract, table: str, column: str) -> tuple[str, str] | None:
     """(table, column) whose row a value of `column` names: a foreign key's target; the column itself
-    when it is id-like, or the label of a table whose rows an id-like key identifies (a carrier's name,
-    not a report's line item); None for any other column."""
+    when it is id-like, or the label of a table whose rows an id-like key identifies (an entity's name,
+    not the item label of a report's row); None for any other column."""
     for fk in contract.foreign_keys:
         if fk.source == table and fk.column == column:
             return fk.target, fk.target_column
@@ -105,7 +105,7 @@ def holding_columns(engine, table: str, literal: str, columns: dict[str, FieldTy
 def fix_misplaced_literals(
     statement: exp.Select, engine, columns_of: dict[str, dict[str, FieldType]], keep: set[str] = frozenset()
 ) -> list[str]:
-    """`customers.customer_id = 'Hudson Peak Software Inc.'` matched nothing: the question named a row
+    """`people.person_id = 'Jane Roe'` matched nothing: the question named a row
     by a value of another column (its name, not its id), or by a value spelled in another case. When
     the compared column holds the literal in another case, the literal is spelled as held; else, when
     exactly one other string column of the same table holds it, the filter compares that column.
@@ -132,8 +132,8 @@ def fix_misplaced_literals(
 def compare_bound_values_where_held(
     statement: exp.Select, engine, columns_of: dict[str, dict[str, FieldType]], keep: set[str]
 ) -> list[str]:
-    """`carriers.name ILIKE 'IBRF'` where 'IBRF', bound from an earlier step (a search read it in a
-    memo), is no carrier's name but one's code: a bound value is compared with the column of its
+    """`a.name ILIKE 'QWRT'` where 'QWRT', bound from an earlier step (a search read it in a
+    memo), is no row's name but one's code: a bound value is compared with the column of its
     table that holds it, when exactly one does and the compared one does not. Probed through `engine`,
     so the asking role's policy applies. Edits in place."""
     edits = []

@@ -90,9 +90,9 @@ def fix_key_literals(
     columns_of: dict[str, dict[str, FieldType]],
     keep: set[str] = frozenset(),
 ) -> list[str]:
-    """`shipments.carrier = 'rail'`: a foreign key compared with a word that no key is and that one
-    category column of the key's target table holds (carriers.mode); the filter becomes
-    `shipments.carrier IN (SELECT carrier_code FROM carriers WHERE mode = 'rail')`. Edits in place."""
+    """`a.b_code = 'rail'`: a foreign key compared with a word that no key is and that one
+    category column of the key's target table holds (b.mode); the filter becomes
+    `a.b_code IN (SELECT code FROM b WHERE mode = 'rail')`. Edits in place."""
     edits = []
     for column, literal, table in compared_literals(statement, columns_of, keep):
         key = next((k for k in contract.foreign_keys if k.source == table and k.column == column.name), None)
@@ -118,10 +118,11 @@ def fix_key_literals(
 def select_asked_reference(
     statement: exp.Select, step: QuestionFrame, returns: Sequence[str], contract: Contract
 ) -> list[str]:
-    """ "supervisor of the staff member named X", returning staff_id: the step asks the id the row's
-    `supervisor` column holds (a key of staff), yet the statement selected the row's own `staff_id`.
-    A returned column that a foreign-key column of the same row points at, where the step names that
-    column and does not filter on it, is read from it (`t1.supervisor AS staff_id`). Edits in place."""
+    """ "manager of the person named X", returning person_id: the step asks the id the row's
+    `manager` column holds (a key of the same table), yet the statement selected the row's own
+    `person_id`. A returned column that a foreign-key column of the same row points at, where the step
+    names that column and does not filter on it, is read from it (`t1.manager AS person_id`). Edits in
+    place."""
     wanted = step.content_stems
     aliases = {t.alias_or_name: t.name for t in statement.find_all(exp.Table) if not t.find_ancestor(exp.Subquery)}
     where = statement.args.get("where")
@@ -149,9 +150,9 @@ def select_asked_reference(
 def drop_filters_beside_bound_choice(
     statement: exp.Select, columns_of: dict[str, dict[str, FieldType]], keep: set[str], asked: QuestionFrame
 ) -> list[str]:
-    """`name = <bound> AND rating < 4.0 AND agreement LIKE 'CA-%'`: an earlier step already chose the
+    """`name = <bound> AND rating < 4.0 AND code LIKE 'AB-%'`: an earlier step already chose the
     row by the bound value, and the question names neither the other columns nor their values; they
-    are guesses about the row ("on probation" read as a low rating) that can only lose it. Each such
+    are guesses about the row ("under review" read as a low rating) that can only lose it. Each such
     condition on the same table is dropped from the conjunction. Edits in place."""
     wanted = asked.content_stems
     edits = []
@@ -199,7 +200,7 @@ def group_compared_values(
     """An aggregate over `col IN (a, b)` with no GROUP BY merges what the question compares (the
     change between 2018 and 2019 summed over both years): group by that column instead, so each
     value stays visible and the arithmetic is done on them later. Values that are not years are
-    grouped only when the question compares them: "invoices with status open or overdue" asks for
+    grouped only when the question compares them: "rows with status open or overdue" asks for
     one total over both. Bound lists (`keep`) are left."""
     if statement.args.get("group") or not any(statement.find_all(exp.AggFunc)):
         return []
@@ -239,7 +240,7 @@ def drop_self_cancelling(statement: exp.Select) -> list[str]:
 def label_compared_rows(
     statement: exp.Select, frame: QuestionFrame | None = None, keep: set[str] = frozenset()
 ) -> list[str]:
-    """Rows read for values the question compares (`line_item IN ('Current assets', 'Fixed assets')`)
+    """Rows read for values the question compares (`item IN ('Current assets', 'Fixed assets')`)
     are told apart by that column: it is selected when the statement leaves it out, and one column
     selected again under each compared value's name is selected once (every alias holds the same cell).
     Not for aggregates (`group_compared_values`) or bound lists (`keep`)."""
@@ -271,7 +272,7 @@ def with_missing_joins(
     statement: exp.Select, tables: dict[str, dict[str, FieldType]], allowed: Sequence[str], contract: Contract
 ) -> list[str]:
     """A column the statement names that its tables lack and one table it may join holds ("mode" of
-    rail shipments, a column of carriers): that table is joined along its foreign key, in place. The
+    table a's rows, a column of table b): that table is joined along its foreign key, in place. The
     statement's own columns are qualified first, so the join makes none of them ambiguous. Only for a
     statement with no subquery; the edits say which joins were added."""
     if len(list(statement.find_all(exp.Select))) != 1:
@@ -318,7 +319,7 @@ def qualify_own_columns(
 
 
 def group_bare_columns(statement: exp.Select) -> list[str]:
-    """A statement that aggregates (in its SELECT, HAVING or ORDER BY: "the warehouse with the largest
+    """A statement that aggregates (in its SELECT, HAVING or ORDER BY: "the site with the largest
     total weight") and also selects plain columns is grouped by them, in place: the engine refuses
     it otherwise. Only for a statement with no subquery; the edit says what it grouped by."""
     if len(list(statement.find_all(exp.Select))) != 1:

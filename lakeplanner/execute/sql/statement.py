@@ -56,8 +56,8 @@ def bind(
     """Parse `sql`, replacing each `$var_n.column` by the bound values as literals (an IN list, or a
     single literal where a list cannot go). `values`: label -> column -> values. `matched`: the
     (table, column) the step's question matches a reference against (PlanNode.matched_columns); a
-    statement comparing it with another column compares it with that one (a searched customer's name
-    is matched against customers.name, not customers' id column)."""
+    statement comparing it with another column compares it with that one (a searched person's name
+    is matched against people.name, not people's id column)."""
     refs: dict[str, list[Any]] = {}
     targets: dict[str, tuple[str, str]] = {}
 
@@ -162,7 +162,7 @@ def rows_within(current: exp.Limit | None, cap: int) -> bool:
 
 
 def named_aggregates(statement: exp.Select) -> exp.Select:
-    """A copy whose unnamed aggregates are named for what they compute (count_invoice_id, sum_quantity)
+    """A copy whose unnamed aggregates are named for what they compute (count_person_id, sum_quantity)
     rather than _col_1, so the answer step reads what a figure is."""
     statement = statement.copy()
     taken = set(statement.named_selects)
@@ -175,7 +175,7 @@ def named_aggregates(statement: exp.Select) -> exp.Select:
 
 
 def aggregate_name(aggregate: exp.AggFunc) -> str | None:
-    """count_rows, sum_quantity, count_distinct_sku; None for an aggregate over an expression
+    """count_rows, sum_quantity, count_distinct_code; None for an aggregate over an expression
     (sum(quantity * unit_price) is no 'sum_quantity')."""
     argument = aggregate.this
     if argument is None or isinstance(argument, exp.Star):

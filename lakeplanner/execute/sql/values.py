@@ -66,8 +66,8 @@ def named_values(categories: dict[str, list[str]], step: QuestionFrame) -> dict[
 def lost_values(categories: dict[str, list[str]], step: QuestionFrame, asked: QuestionFrame) -> dict[str, list[str]]:
     """The category values the user's question names in full while the step's sub-question names no
     value of that column: the planner wrote "the value for 2018 and 2019" for "the total cost of
-    revenue in 2018 and 2019", and the SQL would have nothing to filter on. Only the most specific
-    are kept, over all columns ("Total cost of revenue", not also the section "Cost of revenue").
+    goods in 2018 and 2019", and the SQL would have nothing to filter on. Only the most specific
+    are kept, over all columns ("Total cost of goods", not also the section "Cost of goods").
     With no sub-question: the rows the question names."""
     in_question, in_step = asked.content_stems, step.content_stems
     named: list[tuple[str, str, set[str]]] = []
@@ -149,8 +149,8 @@ def unheld_filters(
     asked: QuestionFrame | None = None,
 ) -> list[str]:
     """`column = 'x'`, `IN`, `LIKE` and `ILIKE` conditions on a category column whose string matches no
-    value the column holds, case aside (`name ILIKE 'Probation Haulage Ltd'`). Bound values (`keep`)
-    and values the question names (`asked`: "how many invoices are cancelled?") are left out: they may
+    value the column holds, case aside (`name ILIKE 'Acme Works Ltd'`). Bound values (`keep`)
+    and values the question names (`asked`: "how many requests are cancelled?") are left out: they may
     rightly match nothing."""
     held = {key.split(".", 1)[1]: values for key, values in categories.items()}
     found = []
