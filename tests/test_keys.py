@@ -146,3 +146,14 @@ def test_dates_are_identity_keys_only_when_nothing_else_is():
     assert [k.columns for k in identity_keys("staff", staff, CONFIG)] == [["staff_id"]]
     readings = pa.table({"day": days, "value": [1.5] * 10})
     assert [(k.columns, k.identifier) for k in identity_keys("readings", readings, CONFIG)] == [(["day"], True)]
+
+
+def test_key_names_that_differ_only_in_their_key_word_match_by_name():
+    from lakeplanner.contract.keys import name_match, same_words
+
+    assert same_words("part_code", "part_id") and same_words("lender_no", "lender_ref")
+    assert not same_words("part", "part_code")  # a bare noun: the values decide
+    assert not same_words("part_code", "bin_code")
+    parts = keyed("parts", pa.table({"part_code": ["P1", "P2", "P3"]}))
+    lines = keyed("lines", pa.table({"part_id": ["P1", "P2"]}))
+    assert name_match(lines, "part_id", parts, "part_code") == "semantic"

@@ -17,7 +17,7 @@ from lakeplanner.question.years import is_year_number
 
 KEY_TYPES = (pa.types.is_string, pa.types.is_large_string, pa.types.is_integer, pa.types.is_date)
 COMPOSITE_CANDIDATES = 10
-SYNONYMS = [{"ticker", "symbol"}, {"sku", "product_code", "product_id"}, {"doc_id", "document_id"}]
+SYNONYMS = [{"ticker", "symbol"}, {"doc_id", "document_id"}]
 
 
 def can_be_key(column: pa.ChunkedArray) -> bool:
@@ -134,14 +134,25 @@ NAME_STOPWORDS = frozenset({"id", "ids", "code", "key", "ref", "no", "number", "
 SMALL_INTEGER = 1000  # integer keys below this overlap by accident (counts, quantities, ranks)
 
 
+def name_words(name: str) -> set[str]:
+    return {singular(w) for w in re.split(r"[^a-z0-9]+", name.lower()) if w}
+
+
 def name_tokens(name: str) -> set[str]:
     """'order_ref' -> {'order'}: words of a column or table name, singular, without key words."""
-    words = {singular(w) for w in re.split(r"[^a-z0-9]+", name.lower()) if w}
-    return words - NAME_STOPWORDS
+    return name_words(name) - NAME_STOPWORDS
+
+
+def same_words(col_a: str, col_b: str) -> bool:
+    """'part_code' and 'part_id': two key names that differ only in their key word name one thing
+    ('part' and 'part_code' do not say so; their values may)."""
+    words = name_tokens(col_a)
+    keyed = all(name_words(c) & NAME_STOPWORDS for c in (col_a, col_b))
+    return bool(keyed and words) and words == name_tokens(col_b)
 
 
 def name_match(a: KeyedTable, col_a: str, b: KeyedTable, col_b: str) -> str | None:
-    """'exact', 'semantic' (patient_id <-> patients.id, ticker <-> symbol) or None."""
+    """'exact', 'semantic' (patient_id <-> patients.id, part_code <-> part_id, ticker <-> symbol) or None."""
     if is_provenance(col_a) or is_provenance(col_b):
         return None
     if col_a == col_b:
@@ -151,7 +162,7 @@ def name_match(a: KeyedTable, col_a: str, b: KeyedTable, col_b: str) -> str | No
         or col_b == f"{singular(a.source.split('__')[-1])}_{col_a}"
     ):
         return "semantic"
-    if any({col_a, col_b} <= group for group in SYNONYMS):
+    if any({col_a, col_b} <= group for group in SYNONYMS) or same_words(col_a, col_b):
         return "semantic"
     return None
 

@@ -11,7 +11,7 @@ from lakeplanner.config import StructureConfig
 from lakeplanner.contract.models import ADDRESSES_MODEL, FieldEntry, FieldType, field_id
 from lakeplanner.injection import addresses_the_model, name_addresses_the_model
 
-_ID_LIKE = re.compile(r"(^|_)(id|uid|key|uuid|guid|code|ticker|symbol|sku|ref|number|no)$|^id_|_id_", re.I)
+_ID_LIKE = re.compile(r"(^|_)(id|uid|key|uuid|guid|code|ticker|symbol|ref|number|no)$|^id_|_id_", re.I)
 EXAMPLES = 3
 EXAMPLE_CHARS = 80
 

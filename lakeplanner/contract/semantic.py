@@ -30,7 +30,7 @@ source (id, path, type, examples) and sample records. Identify the kinds of real
 (entity types) the records describe, which fields are their attributes, and how entity types relate.
 Rules:
 - Refer to fields ONLY by an id from the field list (they look like f_0123abcd4567). Never invent ids.
-- Entity names are PascalCase nouns (Customer, Invoice). Relationship types are UPPER_SNAKE verbs \
+- Entity names are PascalCase nouns (Person, Account). Relationship types are UPPER_SNAKE verbs \
 (PLACED_BY, CONTAINS).
 - key_field_id is the field that identifies one entity, or null.
 - Keep it small: the few entity types the data really holds."""
