@@ -13,6 +13,13 @@ from lakeplanner import Lake, sample_lake_path
 DATA = Path(__file__).parent / "data"
 
 
+def pytest_configure(config):
+    """The encoders replay the golden tapes, so the sample lakes retrieve alike on any CPU."""
+    from tests.golden.encoders import replay_recorded
+
+    replay_recorded()
+
+
 @pytest.fixture(autouse=True)
 def no_real_model_by_accident(request, monkeypatch):
     """Unit tests get the fake LLM; only tests marked real_model may load a real one."""
@@ -72,7 +79,10 @@ def ray_local():
         include_dashboard=False,
         log_to_driver=False,
         configure_logging=False,
-        runtime_env={"env_vars": {"PYTHONPATH": paths}},
+        runtime_env={
+            "env_vars": {"PYTHONPATH": paths},
+            "worker_process_setup_hook": "tests.golden.encoders.replay_recorded",  # the golden tapes
+        },
     )
     yield ray
     ray.shutdown()

@@ -4,7 +4,8 @@
     python -m tests.golden.record --lake sales --force # re-record one lake from scratch
 
 Each lake is ingested into a temporary folder; each question is asked in process, in order, without
-the plan cache, on the local model wrapped so that every call's reply is kept in the lake's cassette.
+the plan cache, on the local model wrapped so that every call's reply is kept in the lake's cassette,
+and every vector and relevance score the encoders computed in its tape (tests/golden/encoders.py).
 A question's golden file is written once it is answered, the cassette after every question, so an
 interrupted run resumes where it stopped. A question one of whose calls failed (a time-out) is not
 written: a rerun asks it again.
@@ -23,6 +24,7 @@ from lakeplanner import Lake, sample_lake_path
 from lakeplanner.llm.local import LocalBackend
 from lakeplanner.llm.settings import LLMSettings
 from tests.golden.cassette import Cassette, RecordingBackend
+from tests.golden.encoders import TAPE_NAME, EncoderTape, install
 from tests.golden.golden import LAKES, ask_pinned, cassette_path, golden_path, lake_dir, questions, write_golden
 
 
@@ -45,11 +47,15 @@ def record_lake(lake: str, model: LocalBackend, work: Path) -> None:
         log(f"{lake}: every question recorded")
         return
     backend = RecordingBackend(model, Cassette(cassette_path(lake)))
+    tape = EncoderTape(lake_dir(lake) / TAPE_NAME)
+    install(tape, recording=True)
     opened = Lake.create(work / lake)
     opened.ingest(sample_lake_path(lake))
+    tape.save()
     try:
         for index, question in pending:
             record_question(opened, lake, index, question, backend)
+            tape.save()
     finally:
         opened.close()
 

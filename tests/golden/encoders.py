@@ -1,0 +1,114 @@
+"""The text encoders' outputs, recorded beside each lake's cassette and replayed with it.
+
+bge-small and the MiniLM reranker are int8 ONNX models, and ONNX Runtime's int8 kernels round
+differently on CPUs with and without AVX512-VNNI: the same lake can retrieve other passages on another
+machine, so the answer prompt the cassette holds is not asked. Replayed, every machine hears the same
+vectors and relevance scores for the texts recorded, as it hears the same LLM replies; a text not
+recorded is encoded live.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from lakeplanner.llm.embeddings import Embedder, Reranker
+
+TAPE_NAME = "encoders.json"
+
+
+def text_key(*parts: str) -> str:
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:32]
+
+
+class EncoderTape:
+    """Vectors by text and relevance scores by (query, passage), loaded from and saved to JSON."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        held = json.loads(path.read_text()) if path is not None and path.exists() else {}
+        self.vectors: dict[str, str] = held.get("vectors", {})  # base64 of float32
+        self.scores: dict[str, float] = held.get("scores", {})
+
+    @classmethod
+    def union(cls, paths: Iterable[Path]) -> EncoderTape:
+        tape = cls()
+        for path in paths:
+            other = cls(path)
+            tape.vectors.update(other.vectors)
+            tape.scores.update(other.scores)
+        return tape
+
+    def vector(self, text: str) -> np.ndarray | None:
+        held = self.vectors.get(text_key(text))
+        return None if held is None else np.frombuffer(base64.b64decode(held), dtype=np.float32)
+
+    def keep_vector(self, text: str, vector: np.ndarray) -> None:
+        self.vectors[text_key(text)] = base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode()
+
+    def score(self, query: str, passage: str) -> float | None:
+        return self.scores.get(text_key(query, passage))
+
+    def keep_score(self, query: str, passage: str, score: float) -> None:
+        self.scores[text_key(query, passage)] = float(score)
+
+    def save(self) -> None:
+        assert self.path is not None, "a union of tapes is replayed, never saved"
+        held = {"vectors": self.vectors, "scores": self.scores}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(held, indent=0, sort_keys=True) + "\n")
+
+
+LIVE_EMBED, LIVE_SCORE = Embedder.embed_passages, Reranker.score
+
+
+def encoded(tape: EncoderTape, recording: bool, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    found = [tape.vector(text) for text in texts]
+    missing = [text for text, vector in zip(texts, found, strict=True) if vector is None]
+    computed = iter(LIVE_EMBED(embedder, missing) if missing else ())
+    vectors = []
+    for text, vector in zip(texts, found, strict=True):
+        if vector is None:
+            vector = next(computed)
+            if recording:
+                tape.keep_vector(text, vector)
+        vectors.append(vector)
+    return np.stack(vectors) if vectors else np.zeros((0, embedder.dim), dtype=np.float32)
+
+
+def scored(tape: EncoderTape, recording: bool, reranker: Reranker, query: str, passages: Sequence[str]) -> np.ndarray:
+    found = [tape.score(query, passage) for passage in passages]
+    missing = [passage for passage, score in zip(passages, found, strict=True) if score is None]
+    computed = iter(LIVE_SCORE(reranker, query, missing) if missing else ())
+    scores = []
+    for passage, score in zip(passages, found, strict=True):
+        if score is None:
+            score = float(next(computed))
+            if recording:
+                tape.keep_score(query, passage, score)
+        scores.append(score)
+    return np.asarray(scores, dtype=np.float32)
+
+
+def install(tape: EncoderTape, *, recording: bool = False) -> None:
+    """Every Embedder and Reranker of this process answers from `tape` first (recording: and keeps
+    what it computed there)."""
+    Embedder.embed_passages = lambda self, texts: encoded(tape, recording, self, list(texts))
+    Reranker.score = lambda self, query, passages: scored(tape, recording, self, query, list(passages))
+
+
+def recorded_tapes() -> list[Path]:
+    from tests.golden.golden import LAKES, lake_dir
+
+    return [lake_dir(lake) / TAPE_NAME for lake in LAKES]
+
+
+def replay_recorded() -> None:
+    """Replay every sample lake's recorded encoder outputs in this process (also a Ray worker's
+    setup hook, so node tasks on Ray hear what the driver hears)."""
+    install(EncoderTape.union(recorded_tapes()))
