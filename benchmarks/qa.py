@@ -8,13 +8,18 @@ planner, all on the same local model and the same stores.
     python benchmarks/qa.py --dataset tatqa-holdout --method lakeplanner --n 100  # 100 outside the 300, run once
     python benchmarks/qa.py --report                                       # qa.md and qa.json from the runs
     python benchmarks/qa.py --dataset tatqa --method lakeplanner --against 268f505  # what a rerun gained and lost
+    python benchmarks/qa.py --dataset tatqa --method lakeplanner --n 100 --label audit  # an arm beside the report
+    python benchmarks/qa.py --dataset tatqa --method lakeplanner --label audit --against-run base
 
 Each TAT-QA context (its report table as `financials.report.csv`, its paragraphs as markdown) and
 each HotpotQA question (its 10 paragraphs) is ingested as its own lake with `Lake.ingest`, once,
 under benchmarks/.work/qa, and shared by every method. Per-question results are appended to
 benchmarks/results/runs/<dataset>-<method>.jsonl; a rerun skips the questions already there, so a
 run can stop and resume. `--shard I/K` runs the I-th of K disjoint parts (by lake) in parallel
-processes when memory allows (each loads its own copy of the model).
+processes when memory allows (each loads its own copy of the model). `--label NAME` writes
+<dataset>-<method>-NAME.jsonl instead, a run the report leaves out (one arm of an A/B measurement: a
+setting on, other prompts from a worktree), with a plan cache of its own; `--against-run NAME` compares
+it with another labelled run question by question.
 """
 
 from __future__ import annotations
@@ -43,8 +48,8 @@ HERE = Path(__file__).resolve().parent
 RUNS, WORK = HERE / "results" / "runs", HERE / ".work" / "qa"
 
 
-def run_file(dataset: str, method: str) -> Path:
-    return RUNS / f"{dataset}-{method}.jsonl"
+def run_file(dataset: str, method: str, label: str | None = None) -> Path:
+    return RUNS / f"{dataset}-{method}{f'-{label}' if label else ''}.jsonl"
 
 
 def done_ids(path: Path) -> set[str]:
@@ -77,11 +82,12 @@ def code_version() -> str:
     return (commit + ("+changes" if changed else "")) or "unknown"
 
 
-def plans_of_this_code(lake: Path) -> None:
-    """A lake kept from an earlier run keeps the plans that run cached: asked again at another commit,
-    its questions would be served those plans (an exact hit, no planning call) and measure the old
-    planner. The cache starts empty for each commit; questions of one run still share it."""
-    marker, code = lake / "plans_code", code_version()
+def plans_of_this_code(lake: Path, label: str | None) -> None:
+    """A lake kept from an earlier run keeps the plans that run cached: asked again at another commit
+    (or in another labelled arm), its questions would be served those plans (an exact hit, no planning
+    call) and measure the old planner. The cache starts empty for each commit and label; questions of
+    one run still share it."""
+    marker, code = lake / "plans_code", code_version() + (f" {label}" if label else "")
     if marker.exists() and marker.read_text().strip() == code:
         return
     (lake / "plan_cache.jsonl").unlink(missing_ok=True)
@@ -93,9 +99,9 @@ def in_shard(context: str, shard: tuple[int, int]) -> bool:
     return int(hashlib.sha1(context.encode()).hexdigest(), 16) % count == index
 
 
-def run(dataset: str, method: str, n: int | None, shard: tuple[int, int], model: str) -> None:
+def run(dataset: str, method: str, n: int | None, shard: tuple[int, int], model: str, label: str | None) -> None:
     questions, contexts = load(dataset, n)
-    path = run_file(dataset, method)
+    path = run_file(dataset, method, label)
     skip = done_ids(path)
     pending = [q for q in questions if q.uid not in skip and in_shard(q.context, shard)]
     print(f"{dataset}/{method}: {len(questions)} questions, {len(skip)} done, {len(pending)} to run here", flush=True)
@@ -114,7 +120,7 @@ def run(dataset: str, method: str, n: int | None, shard: tuple[int, int], model:
         for q in pending:
             context = contexts[q.context]
             lake = lake_for(context, WORK / dataset)
-            plans_of_this_code(lake.path)
+            plans_of_this_code(lake.path, label)
             try:
                 outcome, usage, seconds, error = timed(method, lake, q.question, llm)
             finally:
@@ -151,10 +157,11 @@ def run(dataset: str, method: str, n: int | None, shard: tuple[int, int], model:
             progress.advance(task)
 
 
-def changed_since(commit: str, path: Path) -> str:
-    """The questions done so far whose EM differs from the records committed at `commit`, and the EM of
-    both on the questions done (a rerun compared with the run it replaces, question by question)."""
-    relative = path.relative_to(HERE.parent).as_posix()
+def changed_since(commit: str, committed: Path, path: Path) -> str:
+    """The questions done so far in `path` whose EM differs from the records of `committed` at `commit`,
+    and the EM of both on the questions done (a rerun compared with the run it replaces, question by
+    question)."""
+    relative = committed.relative_to(HERE.parent).as_posix()
     shown = subprocess.run(["git", "show", f"{commit}:{relative}"], capture_output=True, text=True, check=True)
     return compare_runs(read_records(shown.stdout), read_records(path.read_text()))
 
@@ -185,6 +192,12 @@ def main() -> None:
         metavar="COMMIT",
         help="with --dataset and --method: the questions whose EM changed since that commit's committed records",
     )
+    parser.add_argument("--label", help="write <dataset>-<method>-LABEL.jsonl, an arm the report leaves out")
+    parser.add_argument(
+        "--against-run",
+        metavar="LABEL",
+        help="with --dataset, --method and --label: the questions whose EM differs from the run labelled LABEL",
+    )
     parser.add_argument("--make-sample", action="store_true", help="rewrite data/tatqa/sample300.json")
     parser.add_argument("--make-holdout", action="store_true", help="write data/tatqa/holdout100.json")
     args = parser.parse_args()
@@ -195,9 +208,13 @@ def main() -> None:
     elif args.report:
         write_report(RUNS, HERE / "results")
     elif args.against and args.dataset and args.method:
-        print(changed_since(args.against, run_file(args.dataset, args.method)))
+        reported = run_file(args.dataset, args.method)
+        print(changed_since(args.against, reported, run_file(args.dataset, args.method, args.label)))
+    elif args.against_run and args.dataset and args.method:
+        base, arm = (run_file(args.dataset, args.method, label) for label in (args.against_run, args.label))
+        print(compare_runs(read_records(base.read_text()), read_records(arm.read_text())))
     elif args.dataset and args.method:
-        run(args.dataset, args.method, args.n, args.shard, args.model)
+        run(args.dataset, args.method, args.n, args.shard, args.model, args.label)
     else:
         parser.error("give --dataset and --method, or --report")
 

@@ -146,6 +146,7 @@ def test_word_regexes_leave_out_plan_variables_dates_and_the_question_package(me
         (r"\b(19|20)\d{2}\b", False),
         (r"\s+", False),
         (r"[^a-z]+", False),
+        (r"^(?P<neg>\()?\d+(?(neg)\))$", False),  # a conditional names its group, not a word
     ],
 )
 def test_word_rules(pattern, words):
@@ -158,6 +159,14 @@ def test_word_rules(pattern, words):
 )
 def test_code_patterns_are_excluded(pattern):
     assert structure.code_marker(pattern, 0) is not None
+
+
+def test_patterns_over_lake_data_are_excluded_with_what_they_read(tmp_path):
+    [(path, function)] = [key for key in structure.LAKE_DATA_PATTERNS if key[1] == "<module>"]
+    files = {path: 'import re\n\nCODE = re.compile(r"^[A-Z]{3}\\s\\d+$")\n'}
+    modules = structure.load_modules(write_package(tmp_path, files))
+    [pattern] = structure.all_patterns(modules)
+    assert pattern.excluded.startswith("lake data") and structure.word_patterns([pattern]) == []
 
 
 def test_long_modules(metrics):
