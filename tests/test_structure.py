@@ -162,7 +162,7 @@ def test_code_patterns_are_excluded(pattern):
 
 
 def test_patterns_over_lake_data_are_excluded_with_what_they_read(tmp_path):
-    [(path, function)] = [key for key in structure.LAKE_DATA_PATTERNS if key[1] == "<module>"]
+    [(path, _)] = [key for key in structure.LAKE_DATA_PATTERNS if key[1] == "<module>"]
     files = {path: 'import re\n\nCODE = re.compile(r"^[A-Z]{3}\\s\\d+$")\n'}
     modules = structure.load_modules(write_package(tmp_path, files))
     [pattern] = structure.all_patterns(modules)
