@@ -126,6 +126,7 @@ QUESTION_READERS = frozenset({"read_question", "read_frame"})
 IDENTIFIER_ANCHORS = ("(^|_)", "(?:^|_)", "(_|$)", "(?:_|$)", "($|_)", "(?:$|_)", "(_|^)", "(?:_|^)")
 UNKNOWN = "\x00"  # stands for a part of a pattern that is not a literal
 PLAN_VARIABLE = "plan variable"
+PLAN_VARIABLE_READ = " [$var pattern]"  # marks a read through a pattern of plan variables
 LAKE_DATA_PATTERNS = {
     # Patterns run over lake data, never over a question, so the question stage cannot own them; each is
     # listed with what it reads. (path, function) as metric 3 prints them.
@@ -134,7 +135,6 @@ LAKE_DATA_PATTERNS = {
         "lake data: document sentences, cells and titles that address the model; phrases in injection.yaml"
     ),
 }
-PLAN_VARIABLE_READ = " [$var pattern]"  # marks a read through a pattern of plan variables
 
 # --- metric 6: words of the benchmarks and of the sample lakes ---------------------------------------------
 BENCHMARK_WORDS: dict[str, tuple[str, ...]] = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -67,32 +67,37 @@ class EncoderTape:
 LIVE_EMBED, LIVE_SCORE = Embedder.embed_passages, Reranker.score
 
 
+def replayed(items: list, held: Callable, live: Callable, keep: Callable | None) -> list:
+    """Each item's value from the tape (`held`), else from one live call over the items it lacks,
+    kept on the tape when recording (`keep`)."""
+    found = [held(item) for item in items]
+    missing = [item for item, value in zip(items, found, strict=True) if value is None]
+    computed = iter(live(missing) if missing else ())
+    values = []
+    for item, value in zip(items, found, strict=True):
+        if value is None:
+            value = next(computed)
+            if keep is not None:
+                keep(item, value)
+        values.append(value)
+    return values
+
+
 def encoded(tape: EncoderTape, recording: bool, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    found = [tape.vector(text) for text in texts]
-    missing = [text for text, vector in zip(texts, found, strict=True) if vector is None]
-    computed = iter(LIVE_EMBED(embedder, missing) if missing else ())
-    vectors = []
-    for text, vector in zip(texts, found, strict=True):
-        if vector is None:
-            vector = next(computed)
-            if recording:
-                tape.keep_vector(text, vector)
-        vectors.append(vector)
+    keep = tape.keep_vector if recording else None
+    vectors = replayed(list(texts), tape.vector, lambda missing: LIVE_EMBED(embedder, missing), keep)
     return np.stack(vectors) if vectors else np.zeros((0, embedder.dim), dtype=np.float32)
 
 
 def scored(tape: EncoderTape, recording: bool, reranker: Reranker, query: str, passages: Sequence[str]) -> np.ndarray:
-    found = [tape.score(query, passage) for passage in passages]
-    missing = [passage for passage, score in zip(passages, found, strict=True) if score is None]
-    computed = iter(LIVE_SCORE(reranker, query, missing) if missing else ())
-    scores = []
-    for passage, score in zip(passages, found, strict=True):
-        if score is None:
-            score = float(next(computed))
-            if recording:
-                tape.keep_score(query, passage, score)
-        scores.append(score)
-    return np.asarray(scores, dtype=np.float32)
+    keep = (lambda passage, score: tape.keep_score(query, passage, score)) if recording else None
+    scores = replayed(
+        list(passages),
+        lambda passage: tape.score(query, passage),
+        lambda missing: LIVE_SCORE(reranker, query, missing),
+        keep,
+    )
+    return np.asarray([float(score) for score in scores], dtype=np.float32)
 
 
 def install(tape: EncoderTape, *, recording: bool = False) -> None:
