@@ -50,22 +50,27 @@ class Cassette:
 
 
 class RecordingBackend(Backend):
-    """`inner`'s replies, each kept in `cassette`; the calls that failed are listed in `failures`."""
+    """`inner`'s replies, each kept in `cassette`; the calls that failed are listed in `failures`.
+    A call `reused` holds is answered from there (the model's reply to that prompt, recorded before)."""
 
-    def __init__(self, inner: Backend, cassette: Cassette) -> None:
+    def __init__(self, inner: Backend, cassette: Cassette, reused: Cassette | None = None) -> None:
         self.inner = inner
         self.cassette = cassette
+        self.reused = reused
         self.model_name = inner.model_name
         self.provider = inner.provider
         self.failures: list[str] = []
 
     def generate(self, messages: Sequence[Message], *, schema: dict[str, Any] | None, max_tokens: int) -> RawCompletion:
-        try:
-            completion = self.inner.generate(messages, schema=schema, max_tokens=max_tokens)
-        except Exception as error:
-            self.failures.append(f"{type(error).__name__}: {error}")
-            raise
-        self.cassette.keep(call_key(messages, schema, max_tokens), completion)
+        key = call_key(messages, schema, max_tokens)
+        completion = self.reused.reply(key) if self.reused is not None else None
+        if completion is None:
+            try:
+                completion = self.inner.generate(messages, schema=schema, max_tokens=max_tokens)
+            except Exception as error:
+                self.failures.append(f"{type(error).__name__}: {error}")
+                raise
+        self.cassette.keep(key, completion)
         return completion
 
     def prepare(self, messages: Sequence[Message]) -> int:

@@ -1,10 +1,11 @@
 """The text encoders' outputs, recorded beside each lake's cassette and replayed with it.
 
-bge-small and the MiniLM reranker are int8 ONNX models, and ONNX Runtime's int8 kernels round
-differently on CPUs with and without AVX512-VNNI: the same lake can retrieve other passages on another
-machine, so the answer prompt the cassette holds is not asked. Replayed, every machine hears the same
-vectors and relevance scores for the texts recorded, as it hears the same LLM replies; a text not
-recorded is encoded live.
+bge-small and the MiniLM reranker are int8 ONNX models. ONNX Runtime quantizes activations per batch,
+and its int8 kernels round differently on CPUs with and without AVX512-VNNI, so the same text gets
+other numbers beside other texts or on another machine: the same lake can retrieve other passages and
+the answer prompt the cassette holds is not asked. The tape holds whole calls, as the cassette does:
+a batch of texts (or a query and its passages) recorded replays its recorded vectors (scores); a
+batch not recorded is encoded live, whole.
 """
 
 from __future__ import annotations
@@ -22,82 +23,63 @@ from lakeplanner.llm.embeddings import Embedder, Reranker
 TAPE_NAME = "encoders.json"
 
 
-def text_key(*parts: str) -> str:
-    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:32]
+def call_key(kind: str, *texts: str) -> str:
+    return hashlib.sha256("\x00".join((kind, *texts)).encode("utf-8")).hexdigest()[:32]
 
 
 class EncoderTape:
-    """Vectors by text and relevance scores by (query, passage), loaded from and saved to JSON."""
+    """The encoders' outputs by call (`call_key`), as base64 float32, loaded from and saved to JSON."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
         held = json.loads(path.read_text()) if path is not None and path.exists() else {}
-        self.vectors: dict[str, str] = held.get("vectors", {})  # base64 of float32
-        self.scores: dict[str, float] = held.get("scores", {})
+        self.calls: dict[str, str] = held.get("calls", {})
 
     @classmethod
     def union(cls, paths: Iterable[Path]) -> EncoderTape:
         tape = cls()
         for path in paths:
-            other = cls(path)
-            tape.vectors.update(other.vectors)
-            tape.scores.update(other.scores)
+            tape.calls.update(cls(path).calls)
         return tape
 
-    def vector(self, text: str) -> np.ndarray | None:
-        held = self.vectors.get(text_key(text))
+    def output(self, key: str) -> np.ndarray | None:
+        held = self.calls.get(key)
         return None if held is None else np.frombuffer(base64.b64decode(held), dtype=np.float32)
 
-    def keep_vector(self, text: str, vector: np.ndarray) -> None:
-        self.vectors[text_key(text)] = base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode()
-
-    def score(self, query: str, passage: str) -> float | None:
-        return self.scores.get(text_key(query, passage))
-
-    def keep_score(self, query: str, passage: str, score: float) -> None:
-        self.scores[text_key(query, passage)] = float(score)
+    def keep(self, key: str, output: np.ndarray) -> None:
+        self.calls[key] = base64.b64encode(np.asarray(output, dtype=np.float32).tobytes()).decode()
 
     def save(self) -> None:
         assert self.path is not None, "a union of tapes is replayed, never saved"
-        held = {"vectors": self.vectors, "scores": self.scores}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(json.dumps(held, indent=0, sort_keys=True) + "\n")
+        self.path.write_text(json.dumps({"calls": self.calls}, indent=0, sort_keys=True) + "\n")
 
 
 LIVE_EMBED, LIVE_SCORE = Embedder.embed_passages, Reranker.score
 
 
-def replayed(items: list, held: Callable, live: Callable, keep: Callable | None) -> list:
-    """Each item's value from the tape (`held`), else from one live call over the items it lacks,
-    kept on the tape when recording (`keep`)."""
-    found = [held(item) for item in items]
-    missing = [item for item, value in zip(items, found, strict=True) if value is None]
-    computed = iter(live(missing) if missing else ())
-    values = []
-    for item, value in zip(items, found, strict=True):
-        if value is None:
-            value = next(computed)
-            if keep is not None:
-                keep(item, value)
-        values.append(value)
-    return values
+def replayed(tape: EncoderTape, recording: bool, key: str, live: Callable[[], np.ndarray]) -> np.ndarray:
+    """The call's recorded output, else the live one (kept on the tape when recording)."""
+    held = tape.output(key)
+    if held is not None:
+        return held
+    output = np.asarray(live(), dtype=np.float32)
+    if recording:
+        tape.keep(key, output)
+    return output
 
 
 def encoded(tape: EncoderTape, recording: bool, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    keep = tape.keep_vector if recording else None
-    vectors = replayed(list(texts), tape.vector, lambda missing: LIVE_EMBED(embedder, missing), keep)
-    return np.stack(vectors) if vectors else np.zeros((0, embedder.dim), dtype=np.float32)
+    if not texts:
+        return LIVE_EMBED(embedder, texts)
+    vectors = replayed(tape, recording, call_key("embed", *texts), lambda: LIVE_EMBED(embedder, texts))
+    return vectors.reshape(len(texts), embedder.dim)
 
 
 def scored(tape: EncoderTape, recording: bool, reranker: Reranker, query: str, passages: Sequence[str]) -> np.ndarray:
-    keep = (lambda passage, score: tape.keep_score(query, passage, score)) if recording else None
-    scores = replayed(
-        list(passages),
-        lambda passage: tape.score(query, passage),
-        lambda missing: LIVE_SCORE(reranker, query, missing),
-        keep,
-    )
-    return np.asarray([float(score) for score in scores], dtype=np.float32)
+    if not passages:
+        return LIVE_SCORE(reranker, query, passages)
+    return replayed(tape, recording, call_key("score", query, *passages), lambda: LIVE_SCORE(reranker, query, passages))
 
 
 def install(tape: EncoderTape, *, recording: bool = False) -> None:
