@@ -240,19 +240,3 @@ def test_preparing_the_planner_with_a_backend_that_keeps_no_states_does_nothing(
     lake, _ = sample_lake
     assert prepare_planning(LLM(FakeBackend()), lake.contract) == 0
 
-
-def test_the_llm_audit_is_off_by_default_and_when_on_a_flagged_plan_is_drafted_again(sample_lake):
-    from lakeplanner.plan.settings import PlanSettings
-
-    lake, _ = sample_lake
-    asked = "What are the contract payment terms for INV-1078?"
-    assert Planner(lake, LLM(FakeBackend([json.dumps(TWO_HOP)])), use_cache=False).plan_question(asked).ok
-    faithful = FakeBackend([json.dumps(TWO_HOP), json.dumps({"answers_the_question": True, "problems": []})])
-    kept = Planner(lake, LLM(faithful), use_cache=False, settings=PlanSettings(audit=True)).plan_question(asked)
-    assert kept.ok and "audit: the plan answers the question" in kept.edits and len(faithful.calls) == 2
-    flagged = {"answers_the_question": False, "problems": ["it reads another invoice"]}
-    drifted = FakeBackend([json.dumps(TWO_HOP), json.dumps(flagged), json.dumps(TWO_HOP)])
-    again = Planner(lake, LLM(drifted), use_cache=False, settings=PlanSettings(audit=True)).plan_question(asked)
-    assert again.ok and again.replans == 1 and len(drifted.calls) == 3
-    assert "audit: it reads another invoice; drafted again" in again.edits
-    assert "it reads another invoice" in drifted.calls[2][0][-1].content  # the redraft is told the problem

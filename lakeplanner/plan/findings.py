@@ -35,7 +35,6 @@ class Code(StrEnum):
     unknown_filter_field = "M009"
     graph_without_link = "M010"
     unknown_return_column = "M011"
-    intent_drift = "M012"
     unlinked_reference = "M013"
     prose_from_table = "M014"
     unsupported_filter = "M015"

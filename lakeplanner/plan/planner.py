@@ -3,7 +3,6 @@ validation -> DataOps repair -> cache store."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import cached_property
 
 from pydantic import BaseModel
@@ -11,15 +10,13 @@ from pydantic import BaseModel
 from lakeplanner.errors import LakeplannerError, LLMUnavailableError
 from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.llm.embeddings import default_embedder
-from lakeplanner.plan.audit import audit
 from lakeplanner.plan.cache import Context, PlanCache, cache_for, context_of, known_values
-from lakeplanner.plan.dataops import Repair, Replanner, repair
+from lakeplanner.plan.dataops import Replanner, repair
 from lakeplanner.plan.findings import Code, Finding
 from lakeplanner.plan.generate import Generator, Pruner
 from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import Plan
 from lakeplanner.plan.restore import plan_from_question, restore_lost_parts
-from lakeplanner.plan.settings import PlanSettings
 from lakeplanner.plan.single_source import one_table_plan
 from lakeplanner.policy import OPEN, Access, denied_sources, scoped_contract
 from lakeplanner.question import QuestionFrame
@@ -55,7 +52,6 @@ class Planner:
         context: Context | None = None,
         use_cache: bool = True,
         access: Access = OPEN,
-        settings: PlanSettings | None = None,
     ) -> None:
         """`access` decides what the planner's prompt shows and what a valid plan may read; plans are
         cached per `context`, by default the access's role and policy version."""
@@ -67,7 +63,6 @@ class Planner:
         self.contract = contract
         self.cache: PlanCache | None = cache_for(lake, embed=default_embedder().embed_query) if use_cache else None
         self.lake = lake
-        self.settings = settings or PlanSettings()
 
     @cached_property
     def known(self) -> KnownValues:
@@ -129,8 +124,6 @@ class Planner:
                 advice=[f"no plan: {e.message}" + (f" ({e.hint})" if e.hint else "")],
                 tables_shown=tables,
             )
-        if fixed.ok and self.settings.audit:
-            fixed = self.audited(fixed, frame, replan)
         if fixed.ok:
             plan, restored = restore_lost_parts(fixed.plan, frame, self.known, self.schema)
         else:
@@ -145,21 +138,6 @@ class Planner:
             replans=fixed.replans,
             advice=fixed.advice,
             tables_shown=tables,
-        )
-
-    def audited(self, fixed: Repair, frame: QuestionFrame, replan: Replanner) -> Repair:
-        """`fixed` when the LLM audit finds it answers the question; else its one redraft (by `replan`,
-        whose drafts carry the frame) with the audit's problems as feedback, when that validates (the
-        first plan when it does not)."""
-        problems = audit(self.llm, frame.text, fixed.plan)
-        if not problems:
-            return replace(fixed, edits=[*fixed.edits, "audit: the plan answers the question"])
-        said = "; ".join(p.message for p in problems)
-        again = repair(replan(fixed.plan, problems), self.schema)
-        if not again.ok:
-            return replace(fixed, edits=[*fixed.edits, f"audit: {said} (its redraft did not validate; kept)"])
-        return replace(
-            again, edits=[*fixed.edits, f"audit: {said}; drafted again", *again.edits], replans=fixed.replans + 1
         )
 
 
