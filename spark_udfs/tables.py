@@ -1,18 +1,20 @@
-"""A lake's tables as Spark DataFrames, here: read through pyiceberg into Arrow, then into Spark (the
-Iceberg Spark runtime jar is what a cluster uses instead; README.md says how to configure it)."""
+"""A lake's tables as Spark DataFrames, read by Spark itself from the lake's Iceberg catalog (`lake_session`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from lakeplanner.ingest.tables import CATALOG_NAME, TABLE_NAMESPACE
+from spark_udfs.session import SparkSetupError
 
 
-def read_lake_table(spark, lake: str | Path, table: str, *, columns: tuple[str, ...] = ()):
-    """The current snapshot of one of the lake's tables (`invoices`, or `lakeplanner.answers_eval`)."""
-    from lakeplanner.lake import Lake
-
-    opened = Lake.open(Path(lake))
-    try:
-        scan = opened.table(table).scan(selected_fields=columns or ("*",))
-        return spark.createDataFrame(scan.to_arrow())
-    finally:
-        opened.close()
+def read_lake_table(spark, table: str, *, columns: tuple[str, ...] = (), snapshot_id: int | None = None):
+    """One of the lake's tables (`invoices`, or `lakeplanner.answers_eval`), at its current snapshot or at
+    `snapshot_id` (a snapshot an answer cites)."""
+    if spark.conf.get(f"spark.sql.catalog.{CATALOG_NAME}", None) is None:
+        raise SparkSetupError(
+            f"this Spark session has no catalog {CATALOG_NAME!r}",
+            hint="open the session with spark_udfs.lake_session(LAKE), or add lake_conf(LAKE) to its settings",
+        )
+    name = f"{CATALOG_NAME}.{table if '.' in table else f'{TABLE_NAMESPACE}.{table}'}"
+    reader = spark.read if snapshot_id is None else spark.read.option("snapshot-id", str(snapshot_id))
+    frame = reader.table(name)
+    return frame.select(*columns) if columns else frame

@@ -21,19 +21,28 @@ INTERNAL_NAMESPACE = "lakeplanner"
 HASH_COLUMN, KEY_COLUMN, RECORD_COLUMN = "_lp_hash", "_lp_key", "_lp_record"
 
 
-def open_catalog(lake_dir: Path, uri: str | None = None, warehouse: str | None = None) -> Catalog:
-    """The lake's catalog: an SQLite file and a folder of table files in the lake directory unless `uri` (a SQLAlchemy
-    URI, or http(s):// for an Iceberg REST catalog) and `warehouse` (a path or s3://...) say otherwise."""
+CATALOG_NAME = "lake"  # pyiceberg writes it into every catalog row; a Spark catalog must carry the same name
+
+
+def catalog_location(lake_dir: Path, uri: str | None = None, warehouse: str | None = None) -> tuple[str, str]:
+    """(catalog URI, warehouse) of the lake: an SQLite file and a folder of table files in the lake directory unless
+    `uri` (a SQLAlchemy URI, or http(s):// for an Iceberg REST catalog) and `warehouse` (a path or s3://...) say
+    otherwise."""
     if warehouse is None:
         local = (lake_dir / "warehouse").resolve()
         local.mkdir(parents=True, exist_ok=True)
         warehouse = local.as_uri()
-    uri = uri or f"sqlite:///{(lake_dir / 'catalog.db').resolve()}"
+    return uri or f"sqlite:///{(lake_dir / 'catalog.db').resolve()}", warehouse
+
+
+def open_catalog(lake_dir: Path, uri: str | None = None, warehouse: str | None = None) -> Catalog:
+    """The lake's catalog, where `catalog_location` says it is."""
+    uri, warehouse = catalog_location(lake_dir, uri, warehouse)
     try:
         if uri.startswith(("http://", "https://")):
-            catalog = RestCatalog("lake", uri=uri, warehouse=warehouse)
+            catalog = RestCatalog(CATALOG_NAME, uri=uri, warehouse=warehouse)
         else:
-            catalog = SqlCatalog("lake", uri=uri, warehouse=warehouse)
+            catalog = SqlCatalog(CATALOG_NAME, uri=uri, warehouse=warehouse)
         for namespace in (TABLE_NAMESPACE, INTERNAL_NAMESPACE):
             catalog.create_namespace_if_not_exists(namespace)
     except Exception as e:  # SQLAlchemy, pyiceberg and HTTP clients raise many unrelated types here
