@@ -540,7 +540,7 @@ def lake_spark_conf(
     """Spark settings under which Spark SQL reads the lake's Iceberg tables (catalog `lake`).
 
     Paste them into spark-defaults.conf, or pass them with --submit as flags:
-    `spark-sql $(lakeplanner lake spark-conf --submit) -e "SELECT count(*) FROM lake.lake.invoices"`.
+    `spark-sql $(lakeplanner lake spark-conf --submit) -e "SELECT count(*) FROM lake.lake.TABLE"`.
     Needs lakeplanner's spark extra (the Iceberg runtime jar) and the catalog database's JDBC driver."""
     from spark_udfs.session import lake_conf
 

@@ -239,4 +239,3 @@ def test_the_prepared_planner_prefix_starts_every_planning_prompt_of_the_lake(ta
 def test_preparing_the_planner_with_a_backend_that_keeps_no_states_does_nothing(sample_lake):
     lake, _ = sample_lake
     assert prepare_planning(LLM(FakeBackend()), lake.contract) == 0
-
