@@ -98,7 +98,7 @@ def jdbc_catalog(uri: str) -> dict[str, str]:
         return properties
     raise SparkSetupError(
         f"Spark cannot reach a {dialect!r} catalog database",
-        hint="use an SQLite (default) or PostgreSQL catalog_uri, or an Iceberg REST catalog (http(s)://...)",
+        hint="use an SQLite (default) or PostgreSQL (postgresql+psycopg://...) catalog_uri",
     )
 
 
