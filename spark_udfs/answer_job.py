@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from lakeplanner import __version__
 from lakeplanner.batch.answers import AnswersTable, table_name
+from lakeplanner.errors import LakeplannerError
 from spark_udfs.ask import Service, ask_column
 from spark_udfs.session import lake_session
 
@@ -56,8 +57,6 @@ def read_questions(spark, source: str, id_column: str, question_column: str):
     frame = spark.read.parquet(source) if source.endswith(".parquet") or Path(source).is_dir() else spark.table(source)
     missing = [c for c in (id_column, question_column) if c not in frame.columns]
     if missing:
-        from lakeplanner.errors import LakeplannerError
-
         raise LakeplannerError(
             f"the questions at {source} have no column {', '.join(missing)}",
             hint=f"pass --id-column/--question-column; its columns: {', '.join(frame.columns)}",
@@ -124,18 +123,18 @@ def answer_into_lake(
     table = answers_table(lake, name)
     run_id = f"spark-{uuid.uuid4().hex[:12]}"
     done = spark.table(table).where("error_type IS NULL").select("question_id")
-    todo = questions.join(done, "question_id", "left_anti").persist()
-    total, left = questions.count(), todo.count()
-    chunks = max(1, math.ceil(left / chunk_size)) if left else 0
+    # fixed before the first merge: evaluated again later, the anti-join would see merged ids and renumber the chunks
+    keyed = numbered_chunks(questions.join(done, "question_id", "left_anti"), chunk_size).localCheckpoint(eager=True)
+    total, left = questions.count(), keyed.count()
+    chunks = math.ceil(left / chunk_size)
     progress(f"{total} questions, {total - left} already answered in {table}; asking {left} in {chunks} chunks")
     target = spark.table(table).schema
-    keyed = numbered_chunks(todo, chunk_size).persist()
     for chunk in range(chunks):
         part = keyed.where(F.col("_chunk") == chunk).drop("_chunk")
-        merge_chunk(spark, as_answer_rows(ask_column(part, service), target, service.role, run_id), table)
+        answered = as_answer_rows(ask_column(part, service), target, service.role, run_id)
+        # answered once: MERGE reads its source more than once (to find the files to rewrite, then to write)
+        merge_chunk(spark, answered.localCheckpoint(eager=True), table)
         progress(f"chunk {chunk + 1}/{chunks} merged into {table}")
-    keyed.unpersist()
-    todo.unpersist()
     return AnswerJobReport(
         table=table, run_id=run_id, questions=total, already_answered=total - left, asked=left, chunks=chunks
     )

@@ -54,10 +54,21 @@ def spark(sample_lake):
     session.stop()
 
 
+ASKED: list[str] = []  # the POST /v1/ask requests the service fixture received
+
+
 @pytest.fixture
 def service(sample_lake):
     lake, _ = sample_lake
     app = create_app(lake, ServeSettings(), llm=scripted(), exec_settings=ExecSettings(mode="serial"), warm=False)
+
+    @app.middleware("http")
+    async def count_asks(request, call_next):
+        if request.url.path == "/v1/ask":
+            ASKED.append(request.url.path)
+        return await call_next(request)
+
+    ASKED.clear()
     with on_loopback(app) as url:
         yield Service(url=url, concurrency=2)
 
@@ -147,6 +158,7 @@ def test_answers_merged_by_spark_land_once_and_a_rerun_asks_only_the_failures(sp
         spark, questions_frame(spark, ids, empty=("a4",)), service, lake=lake.path, name=name, chunk_size=2
     )
     assert (report.asked, report.chunks) == (4, 2)
+    assert len(ASKED) == 3  # each question asked once (the empty one never reaches the service)
     assert sorted(question_ids(lake, name)) == ids
     committed = AnswersTable(lake.catalog, name).committed()  # what `lakeplanner batch --retry-failed` reads
     assert committed == {"a1": False, "a2": False, "a3": False, "a4": True}
