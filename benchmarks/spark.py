@@ -44,10 +44,9 @@ def measure(name: str) -> dict:
         ours = sorted(lake.sql(f"SELECT _lp_hash FROM {table}").column(0).to_pylist())
         theirs = sorted(r[0] for r in spark.sql(f"SELECT _lp_hash FROM lake.lake.{table}").collect())
         tables[table] = {"rows": len(ours), "same": ours == theirs}
-        for snapshot in lake.table(table).snapshots():
-            at = sorted(
-                lake.table(table).scan(snapshot_id=snapshot.snapshot_id).to_arrow().column("_lp_hash").to_pylist()
-            )
+        iceberg = lake.table(table)
+        for snapshot in iceberg.snapshots():
+            at = sorted(iceberg.scan(snapshot_id=snapshot.snapshot_id).to_arrow().column("_lp_hash").to_pylist())
             pinned = spark.sql(f"SELECT _lp_hash FROM lake.lake.{table} VERSION AS OF {snapshot.snapshot_id}")
             snapshots[f"{table}@{snapshot.snapshot_id}"] = sorted(r[0] for r in pinned.collect()) == at
     spark.stop()

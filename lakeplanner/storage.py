@@ -39,7 +39,7 @@ from lakeplanner.ingest.journal import clear_journal, ingest_lock, read_journal,
 from lakeplanner.ingest.pipeline import Ingestor, IngestReport, ProgressHook, noop_progress
 from lakeplanner.ingest.segments import delete_source_segments
 from lakeplanner.ingest.settings import LakeSettings
-from lakeplanner.ingest.tables import TABLE_NAMESPACE, drop_table, open_catalog, snapshot_of
+from lakeplanner.ingest.tables import TABLE_NAMESPACE, drop_table, open_catalog, snapshot_of, table_identifier
 from lakeplanner.ingest.vectors import VectorStore
 from lakeplanner.llm.base import LLM, get_llm
 from lakeplanner.llm.embeddings import default_embedder
@@ -234,7 +234,7 @@ class LakeStorage:
         )
 
     def table(self, name: str):
-        return self.catalog.load_table(name if "." in name else f"{TABLE_NAMESPACE}.{name}")
+        return self.catalog.load_table(table_identifier(name))
 
     def table_names(self, namespace: str = TABLE_NAMESPACE) -> list[str]:
         return sorted(name for _, name in self.catalog.list_tables(namespace))

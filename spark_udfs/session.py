@@ -30,9 +30,9 @@ from spark_udfs.shading import JACKSON_JARS, pyspark_jackson_jars, write_shaded_
 ICEBERG_PACKAGE = "snowpark_connect_deps_iceberg"  # the PyPI wheel of the [spark] extra that carries the jar
 ICEBERG_RUNTIME = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"  # Iceberg 1.10.2 for Spark 3.5 (Scala 2.12)
 ICEBERG_RUNTIME_SHA256 = "5b30080c7bbbced0fb0900894b7ea0200b1bbb2e4c355ebe727baafaf49c16f6"
-JDBC_DRIVERS = {  # Debian's packages libxerial-sqlite-jdbc-java and libpostgresql-jdbc-java (`make java`)
-    "sqlite": Path("/usr/share/java/sqlite-jdbc.jar"),
-    "postgresql": Path("/usr/share/java/postgresql.jar"),
+JDBC_DRIVERS = {  # catalog database -> (driver jar, the Debian package that installs it; `make java`)
+    "sqlite": (Path("/usr/share/java/sqlite-jdbc.jar"), "libxerial-sqlite-jdbc-java"),
+    "postgresql": (Path("/usr/share/java/postgresql.jar"), "libpostgresql-jdbc-java"),
 }
 EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 
@@ -105,9 +105,8 @@ def jdbc_catalog(uri: str) -> dict[str, str]:
 def driver_jar(uri: str) -> Path:
     """The JDBC driver jar for the catalog database."""
     dialect = urlsplit(uri).scheme.split("+")[0]
-    jar = JDBC_DRIVERS.get(dialect)
-    if jar is None or not jar.is_file():
-        package = {"sqlite": "libxerial-sqlite-jdbc-java", "postgresql": "libpostgresql-jdbc-java"}.get(dialect, "")
+    jar, package = JDBC_DRIVERS[dialect]
+    if not jar.is_file():
         raise SparkSetupError(
             f"the {dialect} JDBC driver is not at {jar}",
             hint=f"apt-get install {package} (or `make java`), or add the driver jar to spark.jars yourself",
@@ -132,6 +131,7 @@ def lake_conf(lake: str | Path) -> dict[str, str]:
             "(--packages org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2) and set"
             f" {prefix}=org.apache.iceberg.spark.SparkCatalog, {prefix}.type=rest, {prefix}.uri={uri}",
         )
+    catalog = jdbc_catalog(uri)  # first: it names a catalog database Spark cannot reach
     jars = [iceberg_runtime_jar(), shaded_jackson_jar(), driver_jar(uri)]
     return {
         "spark.jars": ",".join(str(jar) for jar in jars),
@@ -140,7 +140,7 @@ def lake_conf(lake: str | Path) -> dict[str, str]:
         f"{prefix}.type": "jdbc",
         f"{prefix}.jdbc.schema-version": "V1",
         f"{prefix}.jdbc.init-catalog-tables": "false",
-        **{f"{prefix}.{key}": value for key, value in jdbc_catalog(uri).items()},
+        **{f"{prefix}.{key}": value for key, value in catalog.items()},
         f"{prefix}.warehouse": warehouse,
     }
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lakeplanner.ingest.tables import CATALOG_NAME, TABLE_NAMESPACE
+from lakeplanner.ingest.tables import CATALOG_NAME, table_identifier
 from spark_udfs.session import SparkSetupError
 
 
@@ -14,7 +14,7 @@ def read_lake_table(spark, table: str, *, columns: tuple[str, ...] = (), snapsho
             f"this Spark session has no catalog {CATALOG_NAME!r}",
             hint="open the session with spark_udfs.lake_session(LAKE), or add lake_conf(LAKE) to its settings",
         )
-    name = f"{CATALOG_NAME}.{table if '.' in table else f'{TABLE_NAMESPACE}.{table}'}"
+    name = f"{CATALOG_NAME}.{table_identifier(table)}"
     reader = spark.read if snapshot_id is None else spark.read.option("snapshot-id", str(snapshot_id))
     frame = reader.table(name)
     return frame.select(*columns) if columns else frame

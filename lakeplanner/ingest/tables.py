@@ -24,6 +24,11 @@ HASH_COLUMN, KEY_COLUMN, RECORD_COLUMN = "_lp_hash", "_lp_key", "_lp_record"
 CATALOG_NAME = "lake"  # pyiceberg writes it into every catalog row; a Spark catalog must carry the same name
 
 
+def table_identifier(name: str) -> str:
+    """`namespace.table` of a lake table: `invoices` is `lake.invoices`; `lakeplanner.answers_x` stays as it is."""
+    return name if "." in name else f"{TABLE_NAMESPACE}.{name}"
+
+
 def catalog_location(lake_dir: Path, uri: str | None = None, warehouse: str | None = None) -> tuple[str, str]:
     """(catalog URI, warehouse) of the lake: an SQLite file and a folder of table files in the lake directory unless
     `uri` (a SQLAlchemy URI, or http(s):// for an Iceberg REST catalog) and `warehouse` (a path or s3://...) say
