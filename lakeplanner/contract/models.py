@@ -67,6 +67,9 @@ class SourceSpec(_Model):
     json_paths: list[str] = []
     text_fields: list[str] = Field([], description="free-text columns also indexed as documents")
     label: str | None = Field(None, description="the column that names a row in words (a name or title)")
+    entries: bool = Field(
+        False, description="documents that are reference entries: most open by naming their title's subject"
+    )
 
 
 class IdentityKey(_Model):

@@ -14,6 +14,8 @@ from lakeplanner.injection import addresses_the_model, name_addresses_the_model
 _ID_LIKE = re.compile(r"(^|_)(id|uid|key|uuid|guid|code|ticker|symbol|ref|number|no)$|^id_|_id_", re.I)
 EXAMPLES = 3
 EXAMPLE_CHARS = 80
+ENTRY_OPENING_WORDS = 3  # "The Ashford Bridge is ...": an entry names its subject in its first words
+ENTRIES_SHARE = 0.5
 
 
 def is_id_like(name: str) -> bool:
@@ -134,3 +136,28 @@ def profile_documents(source: str, titles: list[str], ids: list[str]) -> list[Fi
         entry("heading", FieldType.string, 0, [], []),
         entry("text", FieldType.string, len(ids), [], ["free_text"]),
     ]
+
+
+def plain_words(text: str) -> list[str]:
+    return "".join(c if c.isalnum() else " " for c in text.casefold()).split()
+
+
+def body_of(title: str, text: str) -> str:
+    """`text` without its leading headings and a first line that repeats the title."""
+    lines = text.strip().splitlines()
+    while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#") or lines[0].strip() == title.strip()):
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+def opens_with_its_subject(title: str, text: str) -> bool:
+    """The body's first words name the title's subject, as an encyclopedia entry does ("Ashford Bridge
+    (Kent)" opening "The Ashford Bridge is a ..."); a parenthesised qualifier of the title is not its subject."""
+    subject = plain_words(title.split(" (")[0]) or plain_words(title)
+    return bool(subject) and subject[0] in plain_words(body_of(title, text))[:ENTRY_OPENING_WORDS]
+
+
+def are_reference_entries(documents: list[tuple[str, str]]) -> bool:
+    """Most of the (title, text) documents open by naming their title's subject: reference entries."""
+    opening = sum(opens_with_its_subject(title, text) for title, text in documents if title)
+    return bool(documents) and opening >= ENTRIES_SHARE * len(documents)

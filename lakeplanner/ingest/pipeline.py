@@ -31,7 +31,7 @@ from lakeplanner.contract.models import (
     SourceKind,
     SourceSpec,
 )
-from lakeplanner.contract.profile import is_provenance, profile_documents, profile_table
+from lakeplanner.contract.profile import are_reference_entries, is_provenance, profile_documents, profile_table
 from lakeplanner.contract.semantic import DiscoveryResult, discover_source, unify
 from lakeplanner.errors import BadSourceError, LakeplannerError, is_disk_full
 from lakeplanner.ingest.chunking import chunk_text
@@ -580,6 +580,7 @@ class Ingestor:
                     corpus=d.corpus,
                     records=len(d.documents),
                     collection=d.name,
+                    entries=are_reference_entries([(doc.title, doc.text) for doc in d.documents]),
                 )
             )
             fields += profile_documents(

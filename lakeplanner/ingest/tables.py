@@ -25,7 +25,7 @@ CATALOG_NAME = "lake"  # pyiceberg writes it into every catalog row; a Spark cat
 
 
 def table_identifier(name: str) -> str:
-    """`namespace.table` of a lake table: `invoices` is `lake.invoices`; `lakeplanner.answers_x` stays as it is."""
+    """`namespace.table` of a lake table: `visits` is `lake.visits`; `lakeplanner.answers_x` stays as it is."""
     return name if "." in name else f"{TABLE_NAMESPACE}.{name}"
 
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, create_model
 
 from lakeplanner.contract.models import Contract, SourceKind
 from lakeplanner.llm.base import LLM, Message, system, user
+from lakeplanner.plan.examples import plan_examples
 from lakeplanner.plan.filters import COLLECTION_FIELDS
 from lakeplanner.plan.findings import Finding
 from lakeplanner.plan.model import Plan, PlanNode, Tool
@@ -37,30 +38,6 @@ answers the question; start with a vector step when the question names something
 tell (a dispute, a memo, a clause, a reason). For a change, difference, average or percentage, one \
 sql step fetches every value it needs (e.g. both years) and the answer does the arithmetic. Use only \
 the sources and columns listed below."""
-
-MIXED_EXAMPLES = """Examples, for tables orders(order_id, customer_id, total), customers(customer_id, name, \
-policy_document_id) and a collection policies linked by customers.policy_document_id:
-Q: What refund window applies to order O-17?
-[{"tool": "sql", "source": "customers", "question": "policy_document_id of the customer of order O-17", \
-"returns": ["policy_document_id"]}, {"tool": "vector", "source": "policies", "question": "refund window in \
-documents with document_id in $var_1.policy_document_id", "should_expose_answer": true, \
-"answer_description": "the refund window"}]
-Q: Which customer's policy allows refunds after 90 days, and how many orders did they place?
-[{"tool": "vector", "source": "policies", "question": "which policy allows refunds after 90 days", \
-"returns": ["document_id"]}, {"tool": "sql", "source": "customers", "question": "number of orders of the \
-customer whose policy_document_id is in $var_1.document_id", "should_expose_answer": true, \
-"answer_description": "the customer and its order count"}]"""
-
-# a lake of documents only: the table examples would be copied into its plans (their tables, order O-17)
-DOCUMENT_EXAMPLES = """Examples, for a collection documents of encyclopedia articles:
-Q: In which country was the director of the film Blue Harbor born?
-[{"tool": "vector", "source": "documents", "question": "who directed the film Blue Harbor", "returns": \
-["answer"]}, {"tool": "vector", "source": "documents", "question": "country where $var_1.answer was born", \
-"should_expose_answer": true, "answer_description": "a country"}]
-Q: Are the Rhine and the Loire both longer than 1,000 km?
-[{"tool": "vector", "source": "documents", "question": "length of the Rhine", "should_expose_answer": true, \
-"answer_description": "a length"}, {"tool": "vector", "source": "documents", "question": "length of the \
-Loire", "should_expose_answer": true, "answer_description": "a length"}]"""
 
 
 class GeneratedNode(BaseModel):
@@ -170,9 +147,8 @@ def contract_prompt(contract: Contract, tables: list[str]) -> str:
 def plan_messages(
     question: str, contract: Contract, tables: list[str], feedback: Sequence[Finding] = ()
 ) -> list[Message]:
-    examples = MIXED_EXAMPLES if tables else DOCUMENT_EXAMPLES
     messages = [
-        system(f"{INSTRUCTIONS}\n\n{examples}\n\n", contract_prompt(contract, tables)),
+        system(f"{INSTRUCTIONS}\n\n{plan_examples(contract)}\n\n", contract_prompt(contract, tables)),
         user(f"Question: {question}"),
     ]
     if feedback:
@@ -188,7 +164,7 @@ def planner_prefix(contract: Contract) -> list[Message]:
     tables = Pruner(contract).tables()
     if len(tables) <= MAX_TABLES:
         return plan_messages("", contract, tables)[:1]
-    return [system(f"{INSTRUCTIONS}\n\n{MIXED_EXAMPLES}\n\n")]
+    return [system(f"{INSTRUCTIONS}\n\n{plan_examples(contract)}\n\n")]
 
 
 def prepare_planning(llm: LLM, contract: Contract) -> int:

@@ -14,6 +14,8 @@ if TYPE_CHECKING:  # the question stage sits below the contract: it reads a cont
     from lakeplanner.contract.models import Contract
 
 PACK_FOR_FORMAT = {"report": "report_grid"}  # a source of this ingest format switches the pack on
+ENTRIES_PACK = "reference_entries"  # a collection of reference entries (SourceSpec.entries) switches it on
+NOT_LEXICON = ("name", "description", "document_plan_examples")  # what a pack holds beside its words
 
 
 class Lexicon(BaseModel):
@@ -67,7 +69,7 @@ class Lexicon(BaseModel):
         """This lexicon with a pack's words added to the lists it names."""
         merged = self.model_dump()
         for key, words in pack.items():
-            if key in ("name", "description"):
+            if key in NOT_LEXICON:
                 continue
             if isinstance(words, dict):
                 for sub, more in words.items():
@@ -112,10 +114,13 @@ def load_pack(name: str) -> dict:
 
 
 def packs_for(contract: Contract | None) -> tuple[str, ...]:
-    """The packs the lake's sources switch on (a report-grid source: the report_grid pack)."""
+    """The packs the lake's sources switch on (a report-grid source: the report_grid pack; a collection
+    of reference entries: the reference_entries pack)."""
     if contract is None:
         return ()
-    return tuple(sorted({PACK_FOR_FORMAT[s.format] for s in contract.sources if s.format in PACK_FOR_FORMAT}))
+    packs = {PACK_FOR_FORMAT[s.format] for s in contract.sources if s.format in PACK_FOR_FORMAT}
+    packs |= {ENTRIES_PACK for s in contract.sources if s.entries}
+    return tuple(sorted(packs))
 
 
 def names_computed_value(name: str) -> bool:
