@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from pathlib import Path
@@ -13,14 +14,25 @@ from lakeplanner.contract.models import Contract, ExclusionManifest, SourceKind
 from lakeplanner.errors import ContractError
 
 SCHEMA_FILE = "schema.yaml"
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML has it
 
 
 def load_contract(lake_dir: Path) -> Contract:
+    """The lake's schema.yaml, parsed once per version of the file (every ask reads it several times)."""
     path = lake_dir / SCHEMA_FILE
-    if not path.exists():
-        return Contract()
     try:
-        return Contract.model_validate(yaml.safe_load(path.read_text()) or {})
+        stat = path.stat()
+    except FileNotFoundError:
+        return Contract()
+    return parsed_contract(str(path.resolve()), stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+@functools.lru_cache(maxsize=32)
+def parsed_contract(path: str, mtime_ns: int, size: int, inode: int) -> Contract:
+    """schema.yaml at `path` as it was at (`mtime_ns`, `size`, `inode`): a save replaces the file, so
+    any of them changing is a new version."""
+    try:
+        return Contract.model_validate(yaml.load(Path(path).read_text(), Loader=SAFE_LOADER) or {})
     except (yaml.YAMLError, ValidationError) as e:
         raise ContractError(
             f"{path} is not a valid lakeplanner contract:\n{e}",

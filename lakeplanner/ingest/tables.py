@@ -10,9 +10,11 @@ import duckdb
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
 from pyiceberg.catalog.rest import RestCatalog
-from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.catalog.sql import IcebergTables, SqlCatalog
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from lakeplanner.errors import EngineError
 
@@ -53,6 +55,19 @@ def open_catalog(lake_dir: Path, uri: str | None = None, warehouse: str | None =
     except Exception as e:  # SQLAlchemy, pyiceberg and HTTP clients raise many unrelated types here
         raise catalog_error(without_password(uri), e) from e
     return catalog
+
+
+def catalog_state(catalog: Catalog, identifiers: set[str]) -> tuple[tuple[str, str], ...] | None:
+    """(namespace.table, metadata file) of each of the tables `identifiers` names, from one query of an
+    SQL catalog: two equal states read the same rows. None for a catalog that cannot say it in one
+    call (REST)."""
+    if not isinstance(catalog, SqlCatalog):
+        return None
+    query = select(IcebergTables.table_namespace, IcebergTables.table_name, IcebergTables.metadata_location)
+    with Session(catalog.engine) as session:
+        rows = session.execute(query.where(IcebergTables.catalog_name == catalog.name)).all()
+    found = ((f"{namespace}.{name}", str(location)) for namespace, name, location in rows)
+    return tuple(sorted(row for row in found if row[0] in identifiers))
 
 
 def without_password(uri: str) -> str:

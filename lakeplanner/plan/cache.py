@@ -11,6 +11,7 @@ instead of "total", another table) is never served. Every hit is validated again
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -27,7 +28,8 @@ from sqlglot import exp
 
 import lakeplanner
 from lakeplanner.contract.models import SourceKind
-from lakeplanner.ingest.segments import stored_documents
+from lakeplanner.ingest.segments import SEGMENTS_TABLE, stored_documents
+from lakeplanner.ingest.tables import catalog_state
 from lakeplanner.plan.model import WITHOUT_FRAMES, Plan
 from lakeplanner.policy import Access
 from lakeplanner.question import Operation, QuestionFrame
@@ -280,9 +282,32 @@ class PlanCache:
 MAX_CATEGORY = 200
 
 
+KNOWN_KEPT = 8  # lake states whose known values a process keeps
+
+
+@functools.cache
+def known_values_kept() -> dict[tuple, KnownValues]:
+    return {}
+
+
 def known_values(lake) -> KnownValues:
     """Ids and categories the lake's tables hold (id-like columns, and columns with few values), and
-    the ids of its documents: each is a slot of a question's template."""
+    the ids of its documents: each is a slot of a question's template. Read once per state of the
+    lake's catalog and contract (every question of a batch asks for them)."""
+    read = {s.table for s in lake.contract.sources if s.table} | {SEGMENTS_TABLE}
+    state = catalog_state(lake.catalog, read)
+    if state is None:
+        return read_known_values(lake)
+    key = (str(lake.path.resolve()), lake.contract.signature(), state)
+    kept = known_values_kept()
+    if key not in kept:
+        while len(kept) >= KNOWN_KEPT:
+            kept.pop(next(iter(kept)))
+        kept[key] = read_known_values(lake)
+    return kept[key]
+
+
+def read_known_values(lake) -> KnownValues:
     columns = []
     contract = lake.contract
     for source in contract.sources:
