@@ -825,6 +825,15 @@ def batch(
         bool,
         typer.Option(help="Plan the first question of each template once and reuse its plan for the rest."),
     ] = True,
+    stream: Annotated[
+        bool,
+        typer.Option(
+            "--stream/--no-stream",
+            help="Read the questions through Ray Data, --block-rows at a time, never whole in this process: "
+            "for a table or files of any size (a folder of files is always streamed).",
+        ),
+    ] = False,
+    block_rows: Annotated[int, typer.Option(min=1, help="Questions per block when streaming.")] = 1024,
     as_json: JsonOption = False,
 ) -> None:
     """Answer a table of questions into the lake, exactly once per question id.
@@ -834,14 +843,21 @@ def batch(
     command goes on where it stopped; run again when finished, it commits nothing. Questions with a
     `role` column are answered under that role of the lake's policy.yaml.
     """
-    from lakeplanner.batch import questions_of, read_source, run_batch
+    from lakeplanner.batch import QuestionColumns, question_blocks, questions_of, read_source, rows_in, run_batch
     from lakeplanner.execute.settings import ExecSettings
     from lakeplanner.policy import lake_policy
 
+    settings = ExecSettings(mode="serial", **({"ray_address": ray_address} if ray_address else {}))
     with opened(lake) as target:
-        questions = questions_of(
-            read_source(source, target), id_column=id_column, question_column=question_column, template=template
-        )
+        total = None
+        if stream or Path(source).is_dir():
+            columns = QuestionColumns(id_column=id_column, question_column=question_column, template=template)
+            questions = question_blocks(source, target, columns, block_rows, settings)
+            total = rows_in(source, target)
+        else:
+            questions = questions_of(
+                read_source(source, target), id_column=id_column, question_column=question_column, template=template
+            )
         with Progress(
             TextColumn("[bold]asking"),
             BarColumn(),
@@ -856,10 +872,13 @@ def batch(
             task = bar.add_task("asking", total=None, rate="")
             started = time.perf_counter()
 
-            def progress(done: int, total: int) -> None:
+            def progress(done: int, total: int | None) -> None:
                 per_minute = done / max(time.perf_counter() - started, 1e-9) * 60
                 bar.update(task, completed=done, total=total, rate=f"{per_minute:.1f} questions/min")
                 if bar.disable and not as_json:  # a log (a Ray job's, a CI's): a line per question
+                    if total is None:
+                        err.print(f"{done} questions, {per_minute:.1f}/min")
+                        return
                     left = (total - done) / per_minute if per_minute else 0
                     err.print(f"{done}/{total} questions, {per_minute:.1f}/min, about {left:.0f} min left")
 
@@ -867,7 +886,8 @@ def batch(
                 target,
                 questions,
                 name=name,
-                settings=ExecSettings(mode="serial", **({"ray_address": ray_address} if ray_address else {})),
+                settings=settings,
+                total=total,
                 actors=actors,
                 plan_reuse=plan_reuse,
                 policy=lake_policy(target.path),

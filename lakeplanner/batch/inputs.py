@@ -48,8 +48,9 @@ def read_source(source: str, lake) -> pa.Table:
         raise BatchInputError(f"{path.name} is not readable: {e}", hint="check the file's format") from e
 
 
-def expand_template(rows: pa.Table, template: str, id_column: str | None) -> list[tuple[str, str]]:
-    """(id, question) per row: the template's {column} fields filled from the row."""
+def expand_template(rows: pa.Table, template: str, id_column: str | None, first_row: int = 1) -> list[tuple[str, str]]:
+    """(id, question) per row: the template's {column} fields filled from the row; a row without an id
+    column or filled fields is known by its number (`first_row` for the first)."""
     fields = [name for _, name, _, _ in string.Formatter().parse(template) if name]
     missing = [f for f in fields if f not in rows.column_names]
     if missing:
@@ -58,7 +59,7 @@ def expand_template(rows: pa.Table, template: str, id_column: str | None) -> lis
             hint=f"use columns of: {', '.join(rows.column_names)}",
         )
     out = []
-    for n, row in enumerate(rows.to_pylist()):
+    for n, row in enumerate(rows.to_pylist(), first_row - 1):
         key = row.get(id_column) if id_column else "-".join(str(row[f]) for f in fields) or str(n)
         out.append((str(key) if key is not None else "", template.format(**row)))
     return out
@@ -72,10 +73,13 @@ def questions_of(
     template: str | None = None,
     role_column: str | None = "role",
     principal_column: str | None = "principal",
+    first_row: int = 1,
+    seen: dict[str, int] | None = None,
 ) -> list[BatchQuestion]:
-    """The batch's questions; BatchInputError naming the rows when an id is missing or repeated."""
+    """The batch's questions; BatchInputError naming the rows (the first numbered `first_row`) when
+    an id is missing or repeated, here or among the rows `seen` holds (id -> row) from earlier blocks."""
     if template is not None:
-        pairs = expand_template(table, template, id_column if id_column in table.column_names else None)
+        pairs = expand_template(table, template, id_column if id_column in table.column_names else None, first_row)
         extra = [{}] * len(pairs)
     else:
         for column in (id_column, question_column):
@@ -87,15 +91,15 @@ def questions_of(
         rows = table.to_pylist()
         pairs = [(None if r[id_column] is None else str(r[id_column]), r[question_column] or "") for r in rows]
         extra = rows
-    missing = [n + 1 for n, (key, _) in enumerate(pairs) if not key]
+    missing = [n for n, (key, _) in enumerate(pairs, first_row) if not key]
     if missing:
         raise BatchInputError(
             f"{len(missing)} rows have no id (rows {', '.join(map(str, missing[:SHOWN]))})",
             hint="give every question an id: answers are kept by it, exactly once",
         )
-    seen: dict[str, int] = {}
+    seen = {} if seen is None else seen
     repeated = []
-    for n, (key, _) in enumerate(pairs, 1):
+    for n, (key, _) in enumerate(pairs, first_row):
         if key in seen:
             repeated.append(f"{key!r} (rows {seen[key]} and {n})")
         seen.setdefault(key, n)

@@ -5,7 +5,7 @@ share it instead of each loading the model."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from lakeplanner.batch.asking import Asking
 from lakeplanner.batch.inputs import BatchQuestion
@@ -69,7 +69,7 @@ class Answerer:
 
 def pool_rows(
     lake,
-    phases: list[list[BatchQuestion]],
+    phases: Iterable[list[BatchQuestion]],
     *,
     actors: int,
     llm_factory: Callable[[], LLM],

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from pydantic import BaseModel
 
@@ -21,7 +21,7 @@ from lakeplanner.plan.cache import known_values
 from lakeplanner.policy import Policy
 from lakeplanner.question.template import template_of
 
-Progress = Callable[[int, int], None]  # (questions done in this run, questions to do)
+Progress = Callable[[int, int | None], None]  # (questions done in this run, questions to do, when known)
 
 
 class BatchReport(BaseModel):
@@ -43,11 +43,13 @@ def to_do(questions: list[BatchQuestion], committed: dict[str, bool], retry_fail
     return [q for q in questions if q.id not in committed or (retry_failed and committed[q.id])]
 
 
-def template_phases(lake, pending: list[BatchQuestion]) -> list[list[BatchQuestion]]:
+def template_phases(lake, pending: list[BatchQuestion], seen: set | None = None) -> list[list[BatchQuestion]]:
     """The first question of each plan template (per role), then the rest: by the time the rest are
-    asked, on any member of a pool, their template's plan is in the lake's plan cache."""
+    asked, on any member of a pool, their template's plan is in the lake's plan cache. A template in
+    `seen` (planned in an earlier block, which this adds to) has no first question here."""
     known = known_values(lake)
-    leaders, followers, seen = [], [], set()
+    seen = set() if seen is None else seen
+    leaders, followers = [], []
     for question in pending:
         key = (template_of(question.question, known), question.role)
         (followers if key in seen else leaders).append(question)
@@ -57,7 +59,7 @@ def template_phases(lake, pending: list[BatchQuestion]) -> list[list[BatchQuesti
 
 def run_batch(
     lake,
-    questions: list[BatchQuestion],
+    questions: list[BatchQuestion] | Iterable[list[BatchQuestion]],
     *,
     name: str,
     llm: LLM | None = None,
@@ -69,41 +71,65 @@ def run_batch(
     progress: Progress = lambda done, total: None,
     actors: int = 0,
     plan_reuse: bool = True,
+    total: int | None = None,
 ) -> BatchReport:
     """Answer `questions` into the lake's `answers_<name>` table, exactly once per question id: in
     this process (`actors` 0), or on a Ray pool of `actors` answerers, each with its own model.
 
-    With `plan_reuse`, questions that share a plan template are planned once (the first of each, then
-    the rest from the plan cache); without it every question is planned afresh."""
+    `questions` is a list, or blocks of them as `question_blocks` streams them (`total`: how many
+    questions the blocks hold, when known, for progress); a block is read when the one before it
+    has been asked. With `plan_reuse`, questions that share a plan template are planned once (the
+    first of each, then the rest from the plan cache); without it every question is planned afresh."""
     started = time.perf_counter()
     run_id = run_id or uuid.uuid4().hex[:16]
     answers = AnswersTable(lake.catalog, name)
     committed = answers.committed()
-    pending = to_do(questions, committed, retry_failed)
-    report = BatchReport(
-        run_id=run_id, table=answers.identifier, questions=len(questions), already_done=len(questions) - len(pending)
-    )
+    report = BatchReport(run_id=run_id, table=answers.identifier, questions=0, already_done=0)
     settings = settings or ExecSettings(mode="serial")
-    phases = template_phases(lake, pending) if plan_reuse else [pending]
-    report.templates = len(phases[0]) if plan_reuse and phases else 0
+    blocks = [questions] if isinstance(questions, list) else questions
+    if isinstance(questions, list):
+        total = len(to_do(questions, committed, retry_failed))
+    elif total is not None:
+        total = max(total - sum(1 for failed in committed.values() if not (retry_failed and failed)), 0)
+    seen: set = set()
+
+    def phases() -> Iterator[list[BatchQuestion]]:
+        for block in blocks:
+            pending = to_do(block, committed, retry_failed)
+            report.questions += len(block)
+            report.already_done += len(block) - len(pending)
+            block_phases = template_phases(lake, pending, seen) if plan_reuse else [pending]
+            report.templates = len(seen)
+            yield from block_phases
+
     rows: list[dict] = []
     asking = Asking(policy=policy, run_id=run_id, plan_reuse=plan_reuse)
-    for done, row in enumerate(answer_rows(lake, phases, llm, settings, asking, actors), 1):
+    done = 0
+    for done, row in enumerate(answer_rows(lake, phases(), llm, settings, asking, actors), 1):
         report.failed += row["error_type"] is not None
         report.plan_cache_hits += row.get("cache") is not None
         report.answered += row["error_type"] is None
         report.abstained += bool(row.get("abstained"))
         rows.append(row)
-        if len(rows) >= commit_every or done == len(pending):
-            answers.commit(rows, run_id, replace=any(r["question_id"] in committed for r in rows))
-            report.commits, rows = report.commits + 1, []
-        progress(done, len(pending))
+        if len(rows) >= commit_every:
+            report.commits += commit_rows(answers, rows, committed, run_id)
+            rows = []
+        progress(done, total)
+    report.commits += commit_rows(answers, rows, committed, run_id)
     report.seconds = time.perf_counter() - started
     return report
 
 
+def commit_rows(answers: AnswersTable, rows: list[dict], committed: dict[str, bool], run_id: str) -> int:
+    """Commit `rows` (replacing the committed rows of ids asked again); the commits made: 0 or 1."""
+    if not rows:
+        return 0
+    answers.commit(rows, run_id, replace=any(r["question_id"] in committed for r in rows))
+    return 1
+
+
 def answer_rows(
-    lake, phases: list[list[BatchQuestion]], llm: LLM | None, settings: ExecSettings, asking: Asking, actors: int
+    lake, phases: Iterable[list[BatchQuestion]], llm: LLM | None, settings: ExecSettings, asking: Asking, actors: int
 ) -> Iterator[dict]:
     """The rows of each phase's questions as they are answered, here or on a Ray pool; a phase starts
     when the one before it has ended."""
