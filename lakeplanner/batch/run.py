@@ -104,20 +104,46 @@ def run_batch(
 
     rows: list[dict] = []
     asking = Asking(policy=policy, run_id=run_id, plan_reuse=plan_reuse)
-    done = 0
-    for done, row in enumerate(answer_rows(lake, phases(), llm, settings, asking, actors), 1):
-        report.failed += row["error_type"] is not None
-        report.plan_cache_hits += row.get("cache") is not None
-        report.answered += row["error_type"] is None
-        report.abstained += bool(row.get("abstained"))
-        rows.append(row)
-        if len(rows) >= commit_every:
-            report.commits += commit_rows(answers, rows, committed, run_id)
-            rows = []
-        progress(done, total)
-    report.commits += commit_rows(answers, rows, committed, run_id)
+    lineage = BatchLineage(settings.openlineage, lake, name, answers.identifier, run_id)
+    lineage.emit("START")
+    try:
+        for done, row in enumerate(answer_rows(lake, phases(), llm, settings, asking, actors), 1):
+            report.failed += row["error_type"] is not None
+            report.plan_cache_hits += row.get("cache") is not None
+            report.answered += row["error_type"] is None
+            report.abstained += bool(row.get("abstained"))
+            rows.append(row)
+            if len(rows) >= commit_every:
+                report.commits += commit_rows(answers, rows, committed, run_id)
+                rows = []
+            progress(done, total)
+        report.commits += commit_rows(answers, rows, committed, run_id)
+    except BaseException:
+        lineage.emit("FAIL")
+        raise
+    lineage.emit("COMPLETE", answers)
     report.seconds = time.perf_counter() - started
     return report
+
+
+class BatchLineage:
+    """The batch run's OpenLineage events, when the settings name a target."""
+
+    def __init__(self, target: str | None, lake, name: str, table: str, run_id: str) -> None:
+        self.target, self.lake, self.name, self.table = target, lake, name, table
+        self.run = str(uuid.uuid5(uuid.NAMESPACE_URL, f"lakeplanner:batch:{run_id}"))
+
+    def emit(self, state: str, answers: AnswersTable | None = None) -> None:
+        if not self.target:
+            return
+        from lakeplanner.lineage.openlineage import batch_event, emit_event, lake_namespace
+
+        snapshot = answers.table().current_snapshot() if answers is not None else None
+        namespace = lake_namespace(self.lake.path)
+        emit_event(
+            self.target,
+            batch_event(state, self.run, self.name, namespace, self.table, snapshot and snapshot.snapshot_id),
+        )
 
 
 def commit_rows(answers: AnswersTable, rows: list[dict], committed: dict[str, bool], run_id: str) -> int:

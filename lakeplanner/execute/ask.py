@@ -18,6 +18,7 @@ from lakeplanner.execute.runs import RunRecord, save_run
 from lakeplanner.execute.services import relevance
 from lakeplanner.execute.synthesize import NOTHING_MENTIONS, abstain, synthesize
 from lakeplanner.ingest.segments import mentioned
+from lakeplanner.lineage.openlineage import answer_event, emit_event, lake_namespace
 from lakeplanner.lineage.steps import Recorder, RecordingLLM, Step, data_chars, usage
 from lakeplanner.lineage.tracing import Lineage
 from lakeplanner.llm.embeddings import default_embedder
@@ -278,6 +279,8 @@ def ask(
             role=access.role,
         )
         save_run(lake.path, record)
+        if executor.settings.openlineage:
+            emit_event(executor.settings.openlineage, answer_event(answer, lake_namespace(lake.path)))
     except TABLE_DATA_ERRORS as e:  # planning and synthesis read table values too
         raise unreadable_table_data(e) from e
     finally:

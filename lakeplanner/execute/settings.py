@@ -51,3 +51,8 @@ class ExecSettings(TableSettings):
         "`window` passages in the answer's one call, without the evidence selector",
     )
     otlp_endpoint: str | None = Field(None, description="also export spans to this OTLP/HTTP endpoint")
+    openlineage: str | None = Field(
+        None,
+        description="also emit an OpenLineage run event per answer and per batch run, to this JSON lines file or "
+        "http(s):// endpoint (Marquez: http://HOST:5000/api/v1/lineage); needs lakeplanner[openlineage]",
+    )
