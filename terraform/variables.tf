@@ -132,11 +132,13 @@ variable "force_destroy_bucket" {
 
 variable "catalog" {
   type = object({
-    rest_uri      = optional(string, "")
-    warehouse     = optional(string, "lake")
-    version_store = optional(string, "DYNAMODB2")
+    rest_uri            = optional(string, "")
+    sql_uri             = optional(string, "")
+    sql_password_secret = optional(string, "")
+    warehouse           = optional(string, "lake")
+    version_store       = optional(string, "DYNAMODB2")
   })
-  description = "Iceberg REST catalog: rest_uri \"\" deploys Nessie (version store in DynamoDB by default); an http(s) URI uses an existing REST catalog."
+  description = "Iceberg catalog: rest_uri \"\" deploys Nessie (version store in DynamoDB by default); an http(s) URI uses an existing REST catalog; sql_uri (postgresql+psycopg://USER@HOST:PORT/DB) a PostgreSQL catalog shared by lakeplanner, Spark and Trino, its password in the Kubernetes Secret sql_password_secret (key password)."
   default     = {}
 }
 

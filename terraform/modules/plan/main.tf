@@ -59,7 +59,10 @@ locals {
   })
 
   # ---- what is deployed -----------------------------------------------------------------------
-  deploy_catalog = var.catalog.rest_uri == ""
+  sql_catalog    = var.catalog.sql_uri != ""
+  deploy_catalog = var.catalog.rest_uri == "" && !local.sql_catalog
+  # postgresql+psycopg://USER@HOST:PORT/DB -> what Trino's JDBC catalog needs
+  sql_parts = local.sql_catalog ? regex("^postgresql\\+psycopg://([^@]+)@(.+)$", var.catalog.sql_uri) : ["", ""]
   enabled_charts = {
     kuberay_operator     = var.ray.enabled || var.llm.provider == "rayService"
     nvidia_device_plugin = var.gpu_node_group.enabled
@@ -89,7 +92,7 @@ locals {
   sa_annotations = { for k in keys(local.all_workloads) : k => lookup(var.workload_identity_annotations, k, {}) }
 
   # ---- endpoints ------------------------------------------------------------------------------
-  catalog_uri = local.deploy_catalog ? "http://nessie.${local.ns_dns}:19120/iceberg" : var.catalog.rest_uri
+  catalog_uri = local.sql_catalog ? var.catalog.sql_uri : local.deploy_catalog ? "http://nessie.${local.ns_dns}:19120/iceberg" : var.catalog.rest_uri
   milvus_uri  = var.milvus.enabled ? "http://milvus.${local.ns_dns}:19530" : ""
   trino_host  = "trino.${local.ns_dns}"
 
@@ -134,7 +137,17 @@ locals {
     }
   }, var.catalog_version_store_values)
 
-  trino_catalog_properties = merge({
+  trino_catalog_properties = merge(local.sql_catalog ? {
+    "connector.name"                           = "iceberg"
+    "iceberg.catalog.type"                     = "jdbc"
+    "iceberg.jdbc-catalog.driver-class"        = "org.postgresql.Driver"
+    "iceberg.jdbc-catalog.connection-url"      = "jdbc:postgresql://${local.sql_parts[1]}"
+    "iceberg.jdbc-catalog.connection-user"     = local.sql_parts[0]
+    "iceberg.jdbc-catalog.connection-password" = "$${ENV:ICEBERG_JDBC_PASSWORD}"
+    # pyiceberg writes catalog rows under the catalog name `lake`
+    "iceberg.jdbc-catalog.catalog-name"          = "lake"
+    "iceberg.jdbc-catalog.default-warehouse-dir" = local.warehouse_uri
+    } : {
     "connector.name"                                = "iceberg"
     "iceberg.catalog.type"                          = "rest"
     "iceberg.rest-catalog.uri"                      = local.catalog_uri
@@ -150,8 +163,15 @@ locals {
     ]
   }
 
+  # the SQL catalog's password, from its Secret, in the environment each engine reads it from
+  sql_password_env = { for name in ["PGPASSWORD", "ICEBERG_JDBC_PASSWORD"] : name => local.sql_catalog ? [{
+    name      = name
+    valueFrom = { secretKeyRef = { name = var.catalog.sql_password_secret, key = "password" } }
+  }] : [] }
+
   trino_values = {
     server = { workers = var.trino.workers }
+    env    = local.sql_password_env.ICEBERG_JDBC_PASSWORD
     serviceAccount = {
       create      = true
       name        = local.all_workloads.trino.service_account
@@ -238,6 +258,7 @@ locals {
       }
     }
     iceberg     = { catalogUri = local.catalog_uri, warehouse = local.warehouse_uri }
+    extraEnv    = local.sql_password_env.PGPASSWORD
     objectStore = { region = var.object_store.region }
     milvus      = { uri = local.milvus_uri }
     llm         = { for k, v in local.llm_values : k => v if v != null }

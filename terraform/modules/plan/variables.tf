@@ -152,12 +152,24 @@ variable "object_store" {
 
 variable "catalog" {
   type = object({
-    rest_uri      = optional(string, "")
-    warehouse     = optional(string, "lake")
-    version_store = optional(string, "IN_MEMORY")
+    rest_uri            = optional(string, "")
+    sql_uri             = optional(string, "")
+    sql_password_secret = optional(string, "")
+    warehouse           = optional(string, "lake")
+    version_store       = optional(string, "IN_MEMORY")
   })
-  description = "The Iceberg REST catalog. rest_uri \"\" deploys Nessie (its Iceberg REST API) in the namespace; an http(s) URI uses an existing REST catalog instead. version_store is Nessie's persistence (DYNAMODB2 on AWS, BIGTABLE on GCP, JDBC2 anywhere)."
+  description = "The Iceberg catalog. rest_uri \"\" deploys Nessie (its Iceberg REST API) in the namespace; an http(s) URI uses an existing REST catalog instead. sql_uri (postgresql+psycopg://USER@HOST:PORT/DB, no password) uses a PostgreSQL catalog database instead, shared by lakeplanner (pyiceberg's SQL catalog), Spark (Iceberg's JDBC catalog) and Trino (iceberg.catalog.type=jdbc); its password comes from the Kubernetes Secret sql_password_secret (key `password`), as PGPASSWORD for lakeplanner and ICEBERG_JDBC_PASSWORD for Trino. version_store is Nessie's persistence (DYNAMODB2 on AWS, BIGTABLE on GCP, JDBC2 anywhere)."
   default     = {}
+
+  validation {
+    condition     = var.catalog.sql_uri == "" || can(regex("^postgresql\\+psycopg://[^:@/\\s]+@[^/@\\s]+/[^/\\s]+$", var.catalog.sql_uri))
+    error_message = "catalog.sql_uri must be \"\" or postgresql+psycopg://USER@HOST:PORT/DB, without a password (name the Secret that holds it in sql_password_secret)."
+  }
+
+  validation {
+    condition     = var.catalog.sql_uri == "" || (var.catalog.rest_uri == "" && var.catalog.sql_password_secret != "")
+    error_message = "catalog.sql_uri needs catalog.sql_password_secret, and excludes catalog.rest_uri (one catalog)."
+  }
 
   validation {
     condition     = var.catalog.rest_uri == "" || can(regex("^https?://[^\\s/]+", var.catalog.rest_uri))

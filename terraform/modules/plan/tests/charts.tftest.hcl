@@ -192,3 +192,45 @@ run "no_ray_no_operator" {
     error_message = "Without Ray (and no RayService) the operator is not installed and plans run serially."
   }
 }
+
+run "a_postgresql_catalog_is_shared_by_lakeplanner_and_trino" {
+  command = plan
+  variables {
+    catalog = { sql_uri = "postgresql+psycopg://lake@pg.data:5432/iceberg", sql_password_secret = "lake-catalog" }
+  }
+
+  assert {
+    condition     = !output.enabled_charts.catalog && output.endpoints.catalog_uri == "postgresql+psycopg://lake@pg.data:5432/iceberg"
+    error_message = "A PostgreSQL catalog deploys no Nessie; lakeplanner reads it at sql_uri."
+  }
+
+  assert {
+    condition = alltrue([
+      for line in [
+        "iceberg.catalog.type=jdbc",
+        "iceberg.jdbc-catalog.connection-url=jdbc:postgresql://pg.data:5432/iceberg",
+        "iceberg.jdbc-catalog.connection-user=lake",
+        "iceberg.jdbc-catalog.connection-password=$${ENV:ICEBERG_JDBC_PASSWORD}",
+        "iceberg.jdbc-catalog.catalog-name=lake",
+      ] : contains(split("\n", output.chart_values.trino.catalogs.iceberg), line)
+    ])
+    error_message = "Trino reads the same catalog through Iceberg's JDBC catalog, under the catalog name pyiceberg writes."
+  }
+
+  assert {
+    condition = (
+      output.chart_values.lakeplanner.extraEnv[0].name == "PGPASSWORD"
+      && output.chart_values.lakeplanner.extraEnv[0].valueFrom.secretKeyRef.name == "lake-catalog"
+      && output.chart_values.trino.env[0].name == "ICEBERG_JDBC_PASSWORD"
+    )
+    error_message = "The password reaches both from the Secret, never through the values."
+  }
+}
+
+run "rejects_a_password_in_the_sql_uri" {
+  command = plan
+  variables {
+    catalog = { sql_uri = "postgresql+psycopg://lake:secret@pg.data:5432/iceberg", sql_password_secret = "lake-catalog" }
+  }
+  expect_failures = [var.catalog]
+}
