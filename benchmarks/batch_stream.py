@@ -32,6 +32,8 @@ import pyarrow.parquet as pq
 
 from lakeplanner import Lake, __version__, sample_lake_path
 from lakeplanner.batch.answers import table_name
+from lakeplanner.llm.base import RawCompletion
+from lakeplanner.llm.fake import FakeBackend
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -54,6 +56,12 @@ REPLIES = {
     "SqlDraft": {"sql": "SELECT count(*) AS n FROM customers"},
     "Draft": {"answer": "40", "sentence": "There are 40.", "sources": ["E1"], "abstain": False},
 }
+
+
+def commit() -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.strip()
 
 
 def log(message: str) -> None:
@@ -83,11 +91,20 @@ def scripted_reply(messages, schema) -> str:
     return json.dumps(REPLIES.get((schema or {}).get("title"), {}))
 
 
+class ScriptedBackend(FakeBackend):
+    """The scripted model, keeping no record of its calls (a test's FakeBackend keeps every prompt)."""
+
+    def generate(self, messages, *, schema, max_tokens) -> RawCompletion:
+        text = scripted_reply(messages, schema)
+        return RawCompletion(
+            text=text, prompt_tokens=sum(len(m.content.split()) for m in messages), completion_tokens=1
+        )
+
+
 def child(lake_path: str, source: str, samples: str, block_rows: int, commit_every: int, actors: int) -> None:
     """The driver: streams the questions, answers them, writes an RSS sample per commit."""
     from lakeplanner.batch import question_blocks, rows_in, run_batch
     from lakeplanner.llm import LLM
-    from lakeplanner.llm.fake import FakeBackend
 
     lake = Lake.open(lake_path)
     started = time.perf_counter()
@@ -104,7 +121,7 @@ def child(lake_path: str, source: str, samples: str, block_rows: int, commit_eve
         lake,
         question_blocks(source, lake, block_rows=block_rows),
         name=NAME,
-        llm=LLM(FakeBackend(scripted_reply)),
+        llm=LLM(ScriptedBackend()),
         commit_every=commit_every,
         total=rows_in(source, lake),
         progress=progress,
@@ -188,7 +205,12 @@ def markdown(result: dict) -> str:
         f"{result['answered_questions']:,} questions answered from {FILES} Parquet files, "
         f"blocks of {result['block_rows']}, a commit every "
         f"{result['commit_every']} answers, {result['actors'] or 'no'} Ray actors, scripted model, sample lake.",
-        "The driver was SIGKILLed after the first run's answers below and started again with the same call.",
+        "The driver was SIGKILLed after the first run's answers below and started again with the same call."
+        + (
+            " With no actors the driver also answers, so its RSS below is the ask path's as well as the reading's."
+            if not result["actors"]
+            else ""
+        ),
         "",
         "| run | answers | wall s | questions/s | driver RSS at first commit MiB | at last commit MiB | peak MiB |",
         "|---|---:|---:|---:|---:|---:|---:|",
@@ -242,20 +264,25 @@ def main() -> None:
     parser.add_argument("--answered", type=int, help="of those, how many the killed and resumed runs answer")
     parser.add_argument("--block-rows", type=int, default=2048)
     parser.add_argument("--commit-every", type=int, default=1000)
-    parser.add_argument("--actors", type=int, default=0)
+    parser.add_argument("--actors", type=int, default=2, help="answerers on Ray (0: the driver answers too)")
     parser.add_argument("--kill-at", type=float, default=0.3, help="share of the questions after which to kill")
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--child", nargs=3, metavar=("LAKE", "SOURCE", "SAMPLES"))
     parser.add_argument("--whole-read", nargs=2, metavar=("LAKE", "SOURCE"))
     parser.add_argument("--stream-read", nargs=2, metavar=("LAKE", "SOURCE"))
+    parser.add_argument("--rewrite-report", action="store_true", help="batch_stream.md again from the json")
     args = parser.parse_args()
+    if args.rewrite_report:
+        (RESULTS / "batch_stream.md").write_text(markdown(json.loads((RESULTS / "batch_stream.json").read_text())))
+        return None
     if args.child:
         return child(*args.child, args.block_rows, args.commit_every, args.actors)
     if args.whole_read:
         return whole_read(*args.whole_read)
     if args.stream_read:
         return stream_read(*args.stream_read, args.block_rows)
+    measured = commit()  # the code the runs import, before anything else lands
     work = args.workdir or Path(tempfile.mkdtemp(prefix="lp-stream-"))
     if not (work / "lake").exists():
         log("ingesting the sample lake")
@@ -277,9 +304,7 @@ def main() -> None:
         runs.append(run_summary(name, read_samples(samples), wall))
         log(f"{name}: {runs[-1]['answers']} answers in {wall:.0f} s")
     result = {
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-        ).stdout.strip(),
+        "commit": measured,
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "version": __version__,
         "questions": args.questions,

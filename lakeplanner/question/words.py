@@ -73,7 +73,7 @@ def mention_pattern(phrase: str) -> re.Pattern:
     return _mention_pattern(phrase.casefold())
 
 
-@functools.cache
+@functools.lru_cache(maxsize=4096)  # phrases include values questions name: bounded
 def _mention_pattern(phrase: str) -> re.Pattern:
     return re.compile(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", re.I)
 
