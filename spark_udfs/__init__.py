@@ -3,13 +3,14 @@
 answer a table of questions into the lake's answers table (`answer_into_lake`, spark_udfs/answer_job.py)."""
 
 from spark_udfs.answer_job import AnswerJobReport, answer_into_lake
-from spark_udfs.ask import ANSWER, Service, answers_of, ask_column, register_ask
+from spark_udfs.ask import ANSWER, InExecutor, Service, answers_of, ask_column, register_ask
 from spark_udfs.session import SparkSetupError, lake_conf, lake_session
 from spark_udfs.tables import read_lake_table
 
 __all__ = [
     "ANSWER",
     "AnswerJobReport",
+    "InExecutor",
     "Service",
     "SparkSetupError",
     "answer_into_lake",

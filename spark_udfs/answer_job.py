@@ -1,5 +1,6 @@
 """A Spark job that answers a table of questions into the lake: each chunk of questions is answered by a
-lakeplanner service (`ask_column`) and merged into `lakeplanner.answers_<name>` with `MERGE INTO ... ON
+lakeplanner service (`ask_column`), or in the executors against an OpenAI-compatible or vLLM endpoint
+(`--in-executor`), and merged into `lakeplanner.answers_<name>` with `MERGE INTO ... ON
 question_id`, so a job killed and run again leaves every id exactly once, skips the ids already answered
 and asks again those that failed. The table is the one `lakeplanner batch` writes: `lakeplanner batch
 --retry-failed` and the audit read it as they read their own.
@@ -7,6 +8,9 @@ and asks again those that failed. The table is the one `lakeplanner batch` write
     spark-submit spark_udfs/answer_job.py --lake /shared/lake --questions lake.lake.questions \\
         --name eval --service http://lakeplanner:8321 --api-key lpk_...
     python -m spark_udfs.answer_job --lake lake --questions questions.parquet --name eval --service URL
+    spark-submit --conf spark.executorEnv.LAKEPLANNER_LLM_BACKEND=openai \\
+        --conf spark.executorEnv.LAKEPLANNER_LLM_BASE_URL=http://vllm:8000/v1 \\
+        spark_udfs/answer_job.py --lake /shared/lake --questions q.parquet --name eval --in-executor
 
 `--questions` is a table of the session's catalogs (`lake.<namespace>.<table>`) or Parquet files; its
 columns `id` and `question` (say others with --id-column and --question-column).
@@ -25,7 +29,7 @@ from pydantic import BaseModel
 from lakeplanner import __version__
 from lakeplanner.batch.answers import AnswersTable, table_name
 from lakeplanner.errors import LakeplannerError
-from spark_udfs.ask import Service, ask_column
+from spark_udfs.ask import Answerer, InExecutor, Service, ask_column
 from spark_udfs.session import lake_session
 
 STAGED = "lakeplanner_answered_chunk"
@@ -110,7 +114,7 @@ def merge_chunk(spark, rows, table: str) -> None:
 def answer_into_lake(
     spark,
     questions,
-    service: Service,
+    service: Answerer,
     *,
     lake: str | Path,
     name: str,
@@ -145,7 +149,14 @@ def main(argv: list[str] | None = None) -> AnswerJobReport:
     parser.add_argument("--lake", required=True, help="the lake directory (its catalog and warehouse settings)")
     parser.add_argument("--questions", required=True, help="lake.<namespace>.<table>, or a Parquet file or folder")
     parser.add_argument("--name", required=True, help="answers go to lakeplanner.answers_<name>")
-    parser.add_argument("--service", required=True, help="the lakeplanner service URL, e.g. http://lakeplanner:8321")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--service", help="the lakeplanner service URL, e.g. http://lakeplanner:8321")
+    where.add_argument(
+        "--in-executor",
+        action="store_true",
+        help="ask in the executors themselves, with the model their environment names "
+        "(spark.executorEnv.LAKEPLANNER_LLM_BACKEND=openai, LAKEPLANNER_LLM_BASE_URL=...)",
+    )
     parser.add_argument("--api-key", help="an lpk_ key, if the service wants one")
     parser.add_argument("--role", help="ask under this role of the service's policy")
     parser.add_argument("--concurrency", type=int, default=4, help="questions in flight per Spark task")
@@ -155,7 +166,11 @@ def main(argv: list[str] | None = None) -> AnswerJobReport:
     parser.add_argument("--master", help="e.g. local[2] when run without spark-submit (which sets the master)")
     args = parser.parse_args(argv)
     spark = lake_session(args.lake, master=args.master, app_name=f"lakeplanner-answers-{args.name}")
-    service = Service(url=args.service, api_key=args.api_key, role=args.role, concurrency=args.concurrency)
+    service = (
+        InExecutor(lake=str(Path(args.lake).resolve()), role=args.role)
+        if args.in_executor
+        else Service(url=args.service, api_key=args.api_key, role=args.role, concurrency=args.concurrency)
+    )
     report = answer_into_lake(
         spark,
         read_questions(spark, args.questions, args.id_column, args.question_column),

@@ -1,5 +1,7 @@
 """lakeplanner answers inside Spark: each partition's questions go to a running `lakeplanner serve`,
-a few at a time, with retries; a question that fails gets its error in its row, never the job's end.
+a few at a time, with retries, or are asked in the executor itself (`InExecutor`, against the model its
+environment names: an OpenAI-compatible or vLLM endpoint); a question that fails gets its error in its
+row, never the job's end.
 
     from spark_udfs import Service, ask_column, register_ask
     answered = ask_column(questions_df, Service(url="http://lakeplanner:8321", api_key="lpk_..."))
@@ -8,6 +10,7 @@ a few at a time, with retries; a question that fails gets its error in its row, 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -72,8 +75,71 @@ def answer_of(client: Client, question: str | None, service: Service) -> dict:
     }
 
 
-def answers_of(questions: list[str | None], service: Service) -> pa.Array:
-    """The answer structs of `questions`, in order, at most `service.concurrency` asked at once."""
+class InExecutor(BaseModel):
+    """Answers asked in the Spark executor itself: each Python worker opens the lake (a path every
+    executor reads, with a Milvus server as its vector store when several workers run at once; Milvus
+    Lite admits one process) and asks with the model the executor's environment configures, e.g.
+    spark.executorEnv.LAKEPLANNER_LLM_BACKEND=openai and LAKEPLANNER_LLM_BASE_URL=http://vllm:8000/v1."""
+
+    lake: str = Field(description="the lake's folder, as the executors see it")
+    role: str | None = Field(None, description="ask under this role of the lake's policy.yaml")
+    llm: dict[str, str] = Field(
+        default_factory=dict,
+        description="LLM settings (as LAKEPLANNER_LLM_* names them, lower case without the prefix: backend, "
+        "base_url, model) over the executor's environment",
+    )
+
+
+Answerer = Service | InExecutor
+
+
+@functools.cache
+def executor_lake(path: str):
+    """The lake, opened once per Python worker and kept for its later tasks."""
+    from lakeplanner import Lake
+
+    return Lake.open(path)
+
+
+@functools.cache
+def executor_llm(settings: tuple[tuple[str, str], ...]):
+    """The model, made once per Python worker: the executor's LAKEPLANNER_LLM_* settings, `settings` over them."""
+    from lakeplanner.llm.base import get_llm
+    from lakeplanner.llm.settings import LLMSettings
+
+    return get_llm(LLMSettings(**dict(settings)))
+
+
+def asked_here(question: str | None, answerer: InExecutor) -> dict:
+    """The answer struct of one question asked in this process, or the error that stopped it."""
+    from lakeplanner.policy import lake_policy
+
+    if not question or not question.strip():
+        return {"error": "ValueError: the question is empty", "abstained": True}
+    lake = executor_lake(answerer.lake)
+    policy = lake_policy(lake.path)
+    access = policy.grant(answerer.role) if policy is not None and answerer.role else None
+    try:
+        answer = lake.ask(question, access=access, llm=executor_llm(tuple(sorted(answerer.llm.items()))))
+    except LakeplannerError as e:
+        return {"error": f"{type(e).__name__}: {e}", "abstained": True}
+    return {
+        "value": answer.value,
+        "items": answer.items,
+        "sentence": answer.text,
+        "citations": [c.model_dump(include=set(CITATION.names)) for c in answer.citations],
+        "confidence": answer.confidence,
+        "abstained": answer.abstained,
+        "reason": answer.reason,
+        "trace_id": answer.trace_id,
+    }
+
+
+def answers_of(questions: list[str | None], service: Answerer) -> pa.Array:
+    """The answer structs of `questions`, in order: from the service, at most `service.concurrency` asked
+    at once, or asked here one after another (`InExecutor`)."""
+    if isinstance(service, InExecutor):
+        return pa.array([asked_here(q, service) for q in questions], type=ANSWER)
     with Client(service.url, api_key=service.api_key) as client, ThreadPoolExecutor(service.concurrency) as pool:
         answers = list(pool.map(lambda q: answer_of(client, q, service), questions))
     return pa.array(answers, type=ANSWER)
@@ -85,7 +151,7 @@ def spark_type(arrow_type: pa.DataType):
     return from_arrow_type(arrow_type)
 
 
-def ask_column(frame, service: Service, *, question_column: str = "question", answer_column: str = "answer"):
+def ask_column(frame, service: Answerer, *, question_column: str = "question", answer_column: str = "answer"):
     """`frame` with one more column, `answer_column`: the struct of each row's answer (value, items,
     sentence, citations, confidence, abstained, reason, trace_id, error). Runs with mapInArrow, so
     rows travel to the Python workers as Arrow batches."""
@@ -106,7 +172,7 @@ def ask_column(frame, service: Service, *, question_column: str = "question", an
     return frame.mapInArrow(answer_batches, schema)
 
 
-def register_ask(spark, service: Service, name: str = "lakeplanner_ask"):
+def register_ask(spark, service: Answerer, name: str = "lakeplanner_ask"):
     """Register `name` as a SQL function of one question: `SELECT id, lakeplanner_ask(question).value
     FROM questions`. A pandas UDF, so Spark hands it a whole Arrow batch of questions at a time."""
     from pyspark.sql.functions import pandas_udf

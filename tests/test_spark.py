@@ -275,3 +275,21 @@ def test_lake_spark_conf_prints_settings_to_paste(tmp_path):
     lines = result.output.splitlines()
     assert "--conf spark.sql.catalog.lake=org.apache.iceberg.spark.SparkCatalog" in lines
     assert f"--conf spark.sql.catalog.lake.uri=jdbc:sqlite:{(tmp_path / 'lake' / 'catalog.db').resolve()}" in lines
+
+
+def test_answers_asked_in_the_executors_against_an_openai_compatible_endpoint(spark, sample_lake):
+    """No service: each Python worker opens the lake and asks a scripted OpenAI-compatible endpoint."""
+    from scripted_endpoint import scripted_endpoint
+
+    from spark_udfs import InExecutor
+
+    lake, _ = sample_lake
+    endpoint, calls = scripted_endpoint()
+    name = f"spark_{uuid.uuid4().hex[:8]}"
+    with on_loopback(endpoint) as url:
+        asker = InExecutor(lake=str(lake.path.resolve()), llm={"backend": "openai", "base_url": f"{url}/v1"})
+        report = answer_into_lake(spark, questions_frame(spark, ["e1", "e2"]), asker, lake=lake.path, name=name)
+    assert report.asked == 2 and sorted(question_ids(lake, name)) == ["e1", "e2"]
+    assert sum(calls.values()) > 0 and not any(AnswersTable(lake.catalog, name).committed().values())
+    row = spark.table(f"lake.lakeplanner.answers_{name}").where("question_id = 'e1'").first()
+    assert row.value == "40" and row.citations[0].source == "customers"

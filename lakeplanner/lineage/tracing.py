@@ -95,7 +95,10 @@ class Lineage:
             span.set_status(Status(StatusCode.ERROR, error[:500]))
         with trace.use_span(span, end_on_exit=False):
             for step in steps:
-                child = self.tracer.start_span(step.name, attributes=clean(step.attributes), start_time=step.start_ns)
+                attributes = clean(
+                    {semconv.KIND: semconv.CHAIN, **step.attributes}
+                )  # a step names its own kind, else CHAIN
+                child = self.tracer.start_span(step.name, attributes=attributes, start_time=step.start_ns)
                 if step.error:
                     child.set_status(Status(StatusCode.ERROR, step.error[:500]))
                 child.end(end_time=max(step.end_ns, step.start_ns))
