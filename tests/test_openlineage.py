@@ -17,6 +17,7 @@ from lakeplanner.lineage.openlineage import PRODUCER
 pytest.importorskip("openlineage.client")
 from openlineage.client import event_v2, facet_v2
 
+
 def run_tags(tags: list[dict]) -> facet_v2.tags_run.TagsRunFacet:
     return facet_v2.tags_run.TagsRunFacet(tags=[facet_v2.tags_run.TagsRunFacetFields(**t) for t in tags])
 
