@@ -76,8 +76,9 @@ def main() -> None:
         screenshot(base, answer.trace_id, RESULTS / "phoenix-trace.png")
     kinds = sorted({s["span_kind"] for s in received})
     result = {
-        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-        .stdout.strip(),
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+        ).stdout.strip(),
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "version": __version__,
         "question": QUESTION,
