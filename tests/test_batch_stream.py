@@ -81,7 +81,8 @@ def test_a_streamed_run_stopped_between_blocks_resumes_with_every_id_once(lake, 
     with pytest.raises(KeyboardInterrupt):
         blocks = stopping(question_blocks(str(source), lake, block_rows=3), 2)
         run_batch(lake, blocks, name="streamed", llm=scripted(), commit_every=3)
-    assert answered_ids(lake, "streamed") == ids[:6]
+    first = answered_ids(lake, "streamed")  # Ray Data keeps no file order: any 6 of them
+    assert len(first) == 6 and set(first) < set(ids)
     report = run_batch(
         lake, question_blocks(str(source), lake, block_rows=3), name="streamed", llm=scripted(), total=10
     )
