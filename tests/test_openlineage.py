@@ -128,3 +128,11 @@ def test_events_go_to_an_http_endpoint(sample_lake):
         server.shutdown()
     assert [path for path, _ in received] == ["/api/v1/lineage"]
     rebuilt(received[0][1])
+
+
+def test_an_endpoint_that_is_down_costs_the_event_not_the_answer(sample_lake, caplog):
+    lake, _ = sample_lake
+    settings = SERIAL.model_copy(update={"openlineage": "http://127.0.0.1:9/api/v1/lineage"})  # nothing listens
+    answer = lake.ask(TWO_HOP, llm=two_hop_llm(), settings=settings, use_cache=False)
+    assert answer.value and not answer.abstained
+    assert "OpenLineage event not sent" in caplog.text

@@ -10,6 +10,7 @@ a UUID, so an event leads to its trace. Events go to a JSON lines file or an HTT
 
 from __future__ import annotations
 
+import logging
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from lakeplanner.errors import MissingDependencyError
 if TYPE_CHECKING:
     from lakeplanner.execute.results import Answer
 
+logger = logging.getLogger(__name__)
 PRODUCER = "https://github.com/lakeplanner/lakeplanner"
 NAMESPACE = "lakeplanner"
 COLLECTIONS = "milvus"  # the dataset namespace of document collections
@@ -122,5 +124,10 @@ def lake_namespace(lake_path: Path) -> str:
 
 
 def emit_event(target: str | None, event) -> None:
-    if target and event is not None:
+    """Send `event` to `target`; a target that cannot take it is logged, never the answer's failure."""
+    if not target or event is None:
+        return
+    try:
         client_for(target).emit(event)
+    except Exception as e:  # transports raise their own (HTTP, OS) errors; lineage is a record, not the work
+        logger.warning("OpenLineage event not sent to %s: %s", target, e)
