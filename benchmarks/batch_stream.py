@@ -30,6 +30,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from batch_child import scripted_reply  # the tests' scripted model: it counts the customers
+
 from lakeplanner import Lake, __version__, sample_lake_path
 from lakeplanner.batch.answers import table_name
 from lakeplanner.llm.base import RawCompletion
@@ -39,23 +42,6 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 FILES = 10
 NAME = "stream"
-PLAN = {
-    "nodes": [
-        {
-            "question": "count customers",
-            "tool": "sql",
-            "label": "$var_1",
-            "source": "customers",
-            "should_expose_answer": True,
-            "answer_description": "the count",
-        }
-    ]
-}
-REPLIES = {
-    "GeneratedPlan": PLAN,
-    "SqlDraft": {"sql": "SELECT count(*) AS n FROM customers"},
-    "Draft": {"answer": "40", "sentence": "There are 40.", "sources": ["E1"], "abstain": False},
-}
 
 
 def commit() -> str:
@@ -87,15 +73,11 @@ def write_questions(folder: Path, n: int) -> Path:
     return folder
 
 
-def scripted_reply(messages, schema) -> str:
-    return json.dumps(REPLIES.get((schema or {}).get("title"), {}))
-
-
 class ScriptedBackend(FakeBackend):
     """The scripted model, keeping no record of its calls (a test's FakeBackend keeps every prompt)."""
 
     def generate(self, messages, *, schema, max_tokens) -> RawCompletion:
-        text = scripted_reply(messages, schema)
+        text = scripted_reply(schema)
         return RawCompletion(
             text=text, prompt_tokens=sum(len(m.content.split()) for m in messages), completion_tokens=1
         )
