@@ -31,6 +31,7 @@ ANSWER = pa.struct(
         ("error", pa.string()),
     ]
 )  # an answer as the batch answers table holds it, and the error when a question failed
+EMPTY_QUESTION = {"error": "ValueError: the question is empty", "abstained": True}
 
 
 class Service(BaseModel):
@@ -52,7 +53,7 @@ def transient(error: BaseException) -> bool:
 def answer_of(client: Client, question: str | None, service: Service) -> dict:
     """The answer struct of one question: the service's answer, or the error that stopped it."""
     if not question or not question.strip():
-        return {"error": "ValueError: the question is empty", "abstained": True}
+        return dict(EMPTY_QUESTION)
     retrying = Retrying(
         stop=stop_after_attempt(service.retries + 1),
         wait=wait_exponential(multiplier=0.5, max=8),
@@ -62,16 +63,25 @@ def answer_of(client: Client, question: str | None, service: Service) -> dict:
     try:
         reply = retrying(client.ask, question, role=service.role)
     except LakeplannerError as e:
-        return {"error": f"{type(e).__name__}: {e}", "abstained": True}
+        return failed(e)
+    return answer_struct(reply, reply.sentence)
+
+
+def failed(error: LakeplannerError) -> dict:
+    return {"error": f"{type(error).__name__}: {error}", "abstained": True}
+
+
+def answer_struct(found, sentence: str | None) -> dict:
+    """The ANSWER struct of a service reply or an `Answer` (they name the sentence differently)."""
     return {
-        "value": reply.value,
-        "items": reply.items,
-        "sentence": reply.sentence,
-        "citations": [c.model_dump(include=set(CITATION.names)) for c in reply.citations],
-        "confidence": reply.confidence,
-        "abstained": reply.abstained,
-        "reason": reply.reason,
-        "trace_id": reply.trace_id,
+        "value": found.value,
+        "items": found.items,
+        "sentence": sentence,
+        "citations": [c.model_dump(include=set(CITATION.names)) for c in found.citations],
+        "confidence": found.confidence,
+        "abstained": found.abstained,
+        "reason": found.reason,
+        "trace_id": found.trace_id,
     }
 
 
@@ -115,24 +125,15 @@ def asked_here(question: str | None, answerer: InExecutor) -> dict:
     from lakeplanner.policy import lake_policy
 
     if not question or not question.strip():
-        return {"error": "ValueError: the question is empty", "abstained": True}
+        return dict(EMPTY_QUESTION)
     lake = executor_lake(answerer.lake)
     policy = lake_policy(lake.path)
     access = policy.grant(answerer.role) if policy is not None and answerer.role else None
     try:
         answer = lake.ask(question, access=access, llm=executor_llm(tuple(sorted(answerer.llm.items()))))
     except LakeplannerError as e:
-        return {"error": f"{type(e).__name__}: {e}", "abstained": True}
-    return {
-        "value": answer.value,
-        "items": answer.items,
-        "sentence": answer.text,
-        "citations": [c.model_dump(include=set(CITATION.names)) for c in answer.citations],
-        "confidence": answer.confidence,
-        "abstained": answer.abstained,
-        "reason": answer.reason,
-        "trace_id": answer.trace_id,
-    }
+        return failed(e)
+    return answer_struct(answer, answer.text)
 
 
 def answers_of(questions: list[str | None], service: Answerer) -> pa.Array:
