@@ -106,7 +106,9 @@ def lexicon(packs: tuple[str, ...] = ()) -> Lexicon:
     return found
 
 
+@functools.cache
 def load_pack(name: str) -> dict:
+    """A pack's YAML (read once per process: the planner asks for its examples on every call)."""
     path = resources.files("lakeplanner.question") / "packs" / f"{name}.yaml"
     if not path.is_file():
         raise ValueError(f"no question pack '{name}'")
