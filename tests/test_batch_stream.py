@@ -11,7 +11,7 @@ import pytest
 from batch_child import scripted
 from typer.testing import CliRunner
 
-from lakeplanner import Lake, sample_lake_path
+from lakeplanner import Lake
 from lakeplanner.batch import BatchInputError, QuestionColumns, question_blocks, rows_in, run_batch
 from lakeplanner.batch.answers import table_name
 from lakeplanner.cli import app
@@ -20,11 +20,8 @@ pytestmark = pytest.mark.usefixtures("ray_local")
 
 
 @pytest.fixture(scope="module")
-def lake(tmp_path_factory):
-    lake = Lake.create(tmp_path_factory.mktemp("stream") / "lake")
-    lake.ingest(sample_lake_path())
-    yield lake
-    lake.close()
+def lake(sample_lake):
+    return sample_lake[0]
 
 
 def questions_table(ids: list[str]) -> pa.Table:
