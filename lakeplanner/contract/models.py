@@ -54,6 +54,18 @@ class FieldEntry(_Model):
     tags: list[str] = Field([], description="id_like, free_text, nested_array, nested_object")
 
 
+class CsvDialect(_Model):
+    """How a delimited file was written, as sniffed at ingest: what its cells were parsed with."""
+
+    delimiter: str = ","
+    quote: str = '"'
+    decimal: Literal[".", ","] = "."
+    thousands: str | None = Field(",", description="digit grouping inside numbers: ',', '.', ' ', or an apostrophe")
+    date_order: Literal["dmy", "mdy"] | None = Field(
+        None, description="order of day and month in slashed or dotted dates, when some value settles it"
+    )
+
+
 class SourceSpec(_Model):
     name: str
     kind: SourceKind
@@ -70,6 +82,7 @@ class SourceSpec(_Model):
     entries: bool = Field(
         False, description="documents that are reference entries: most open by naming their title's subject"
     )
+    dialect: CsvDialect | None = Field(None, description="how its CSV files were read (the first file's)")
 
 
 class IdentityKey(_Model):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -160,11 +160,11 @@ def read_table_source(
         for data in read_table_file(root, rel, source.format, source.name, manifest, config.limits):
             parts.setdefault(data.name, []).append(data)
     merged = []
-    for name, pieces in parts.items():
+    for pieces in parts.values():
         table = pa.concat_tables([p.table for p in pieces], promote_options="permissive")
         paths = {k: v for p in pieces for k, v in p.paths.items()}
         json_paths = sorted({j for p in pieces for j in p.json_paths})
-        merged.append(TableData(name=name, table=table, paths=paths, parent=pieces[0].parent, json_paths=json_paths))
+        merged.append(replace(pieces[0], table=table, paths=paths, json_paths=json_paths))
     return merged
 
 
@@ -178,7 +178,7 @@ def prepare_table(data: TableData, source: DiscoveredSource, config: IngestConfi
         table = with_surrogate_key(table)
     key_columns = identifier.columns if identifier else [KEY_COLUMN]
     return PreparedTable(
-        TableData(data.name, table, data.paths, data.parent, data.json_paths),
+        replace(data, table=table),
         fields,
         keys,
         key_columns,
@@ -564,6 +564,7 @@ class Ingestor:
                     json_paths=t.data.json_paths,
                     text_fields=text_fields,
                     label=t.label,
+                    dialect=t.data.dialect,
                 )
             )
             fields += t.fields

@@ -8,7 +8,7 @@ import io
 import json
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,9 @@ import pyarrow.parquet as pq
 
 from lakeplanner.config import LimitsConfig
 from lakeplanner.contract.discover import sanitize_name
-from lakeplanner.contract.models import ExclusionManifest
+from lakeplanner.contract.models import CsvDialect, ExclusionManifest
 from lakeplanner.errors import BadSourceError
+from lakeplanner.ingest.dialect import sniff_dialect
 from lakeplanner.ingest.report_tables import read_report_csv
 from lakeplanner.ingest.typed import typed_text_columns
 from lakeplanner.injection import name_addresses_the_model
@@ -42,6 +43,7 @@ class TableData:
     paths: dict[str, str]
     parent: str | None = None
     json_paths: list[str] = field(default_factory=list)
+    dialect: CsvDialect | None = None
 
 
 @dataclass(frozen=True)
@@ -130,9 +132,10 @@ def malformed_csv(rel: str, error: csv.Error) -> BadSourceError:
     return BadSourceError(rel, f"malformed CSV: {error}", hint="look for an unclosed quote or a cell of over 128 KB")
 
 
-def check_csv_header(text: str, rel: str, delimiter: str) -> list[str]:
+def check_csv_header(text: str, rel: str, dialect: CsvDialect) -> list[str]:
     try:
-        header = next(csv.reader(io.StringIO(text.split("\n", 1)[0]), delimiter=delimiter), [])
+        first = text.split("\n", 1)[0]
+        header = next(csv.reader(io.StringIO(first), delimiter=dialect.delimiter, quotechar=dialect.quote), [])
     except csv.Error as e:
         raise malformed_csv(rel, e) from e
     names = [h.strip() for h in header]
@@ -152,16 +155,20 @@ def check_csv_header(text: str, rel: str, delimiter: str) -> list[str]:
     return names
 
 
-def read_csv(data: bytes, rel: str, delimiter: str, limits: LimitsConfig) -> pa.Table:
+def read_csv(data: bytes, rel: str, limits: LimitsConfig, delimiter: str | None = None) -> tuple[pa.Table, CsvDialect]:
+    """The file's table and the dialect it was read in: sniffed, with `delimiter` fixed where the format says."""
     text = decode_text(data, rel)
-    check_csv_header(text, rel, delimiter)
+    dialect = sniff_dialect(text, delimiter)
+    check_csv_header(text, rel, dialect)
     raw = data if text.encode() == data else text.encode()
     try:
         table = pacsv.read_csv(
             io.BytesIO(raw),
             read_options=pacsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
-            convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
+            parse_options=pacsv.ParseOptions(
+                delimiter=dialect.delimiter, quote_char=dialect.quote, newlines_in_values=True
+            ),
+            convert_options=pacsv.ConvertOptions(strings_can_be_null=True, decimal_point=dialect.decimal),
         )
     except pa.ArrowInvalid as e:
         message = str(e).removeprefix("CSV parse error: ")
@@ -173,12 +180,17 @@ def read_csv(data: bytes, rel: str, delimiter: str, limits: LimitsConfig) -> pa.
             ) from e
         raise BadSourceError(
             rel,
-            f"malformed CSV: {message.splitlines()[0]}",
+            f"malformed CSV (read as {dialect_words(dialect)}): {message.splitlines()[0]}",
             hint="every row needs as many fields as the header: look for ragged rows or an unclosed quote",
         ) from e
     if table.num_rows == 0:
         raise BadSourceError(rel, "header only, no rows of data", hint="add rows or remove the file")
-    return table
+    return table, dialect
+
+
+def dialect_words(dialect: CsvDialect) -> str:
+    names = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "pipes"}
+    return f"fields split by {names.get(dialect.delimiter, repr(dialect.delimiter))}, quoted with {dialect.quote}"
 
 
 def read_report(data: bytes, rel: str) -> pa.Table:
@@ -458,6 +470,7 @@ def read_table_file(
     """All tables one file yields: the file's own, plus one per nested array of objects."""
     check_name(rel, source)
     data = read_bytes(root / rel, rel, limits)
+    dialect = None
     if fmt in ("json", "jsonl"):
         tables = read_json_tables(data, rel, fmt, source, manifest)
     else:
@@ -466,7 +479,7 @@ def read_table_file(
         elif fmt == "parquet":
             arrow = read_parquet(data, rel)
         else:
-            arrow = read_csv(data, rel, "\t" if fmt == "tsv" else ",", limits)
+            arrow, dialect = read_csv(data, rel, limits, "\t" if fmt == "tsv" else None)
         arrow = drop_excluded_columns(arrow, manifest)
         for column in arrow.column_names:
             check_not_reserved(column, rel)
@@ -477,18 +490,13 @@ def read_table_file(
                 name=source,
                 table=arrow.rename_columns(renamed),
                 paths=dict(zip(renamed, arrow.column_names, strict=True)),
+                dialect=dialect,
             )
         ]
     for t in tables:
         check_cell_sizes(t.table, rel, limits)
     return [
-        TableData(
-            name=t.name,
-            table=with_provenance(t.table if fmt == "report" else typed_text_columns(t.table), rel),
-            paths=t.paths,
-            parent=t.parent,
-            json_paths=t.json_paths,
-        )
+        replace(t, table=with_provenance(t.table if fmt == "report" else typed_text_columns(t.table, t.dialect), rel))
         for t in tables
     ]
 
