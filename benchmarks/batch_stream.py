@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -147,7 +148,10 @@ def run_child(args, work: Path, source: Path, samples: Path, kill_after: int | N
     command += ["--block-rows", str(args.block_rows), "--commit-every", str(args.commit_every)]
     command += ["--actors", str(args.actors)]
     started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=ROOT)
+    # the Ray workers the driver starts inherit its environment: they unpickle the scripted model from tests/
+    tests = str(ROOT / "tests")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))}
+    process = subprocess.Popen(command, cwd=ROOT, env=env)
     while process.poll() is None:
         time.sleep(2)
         if kill_after is not None and done_in(samples) >= kill_after:
