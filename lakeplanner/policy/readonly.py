@@ -41,6 +41,10 @@ LOCKED_DUCKDB = {
     "lock_configuration": True,
 }
 HINT = "write one SELECT over the listed tables, with standard SQL functions only"
+FUNCTION_HINT = (
+    "write it with DuckDB's functions: d - INTERVAL 30 DAY, date_diff('day', a, b), date_trunc('month', d), "
+    "extract(year FROM d), strftime(d, '%Y-%m'), coalesce(a, b), round(x, 2)"
+)
 
 
 def refused(reason: str, hint: str = HINT) -> UnsafeSqlError:
@@ -49,6 +53,11 @@ def refused(reason: str, hint: str = HINT) -> UnsafeSqlError:
 
 def parse_select(sql: str, dialect: str = "duckdb") -> exp.Select:
     """`sql` as one read-only SELECT; anything else (several statements, DDL, DML, PRAGMA) is refused."""
+    return read_only_select(parse_statement(sql, dialect))
+
+
+def parse_statement(sql: str, dialect: str = "duckdb") -> exp.Expression:
+    """`sql` as one statement, not yet judged (read_only_select judges it); several are refused."""
     if len(sql) > MAX_SQL_CHARS:
         raise refused(f"the statement is {len(sql):,} characters long (at most {MAX_SQL_CHARS:,})")
     try:
@@ -59,7 +68,7 @@ def parse_select(sql: str, dialect: str = "duckdb") -> exp.Select:
         raise refused("it is nested too deeply to check") from e
     if len(statements) != 1:
         raise refused(f"{len(statements)} statements where one SELECT may run")
-    return read_only_select(statements[0])
+    return statements[0]
 
 
 def read_only_select(statement: exp.Expression, tables: Collection[str] | None = None) -> exp.Select:
@@ -102,7 +111,7 @@ def check_function(function: exp.Func) -> None:
     if isinstance(function, DENIED_FUNCTIONS):
         raise refused(f"function {function.sql_name()} reaches outside the lake's tables")
     if isinstance(function, exp.Anonymous) and function.name.lower() not in ANONYMOUS_ALLOWED:
-        raise refused(f"function {function.name}() is not allowed")
+        raise refused(f"function {function.name}() is not allowed", hint=FUNCTION_HINT)
 
 
 def locked_duckdb() -> duckdb.DuckDBPyConnection:

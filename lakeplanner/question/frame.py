@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from enum import StrEnum
 from typing import Literal
 
@@ -73,6 +74,15 @@ class Period(_Frozen):
     role: Literal["named", "from", "to"] = "named"
 
 
+class DateRange(_Frozen):
+    """A period shorter than a year, or a range of dates, the question names: [start, end)."""
+
+    start: date
+    end: date
+    grain: Literal["quarter", "half", "month", "range"]
+    span: Span
+
+
 class BoundValue(_Frozen):
     """A value of the lake the question names, bound to the column that holds it."""
 
@@ -106,6 +116,7 @@ class QuestionFrame(_Frozen):
     negated: bool = False  # "not yet paid", "without a contract"
     periods: tuple[Period, ...] = ()
     listed_years: tuple[int, ...] = ()  # the years named, ranges written out ("2017-2019" is three)
+    ranges: tuple[DateRange, ...] = ()  # quarters, halves, months and date ranges named (question/dates.py)
     asks_year: bool = False  # the answer is a year ("in which year ...")
     several: bool = False  # the answer is a list ("each", "which years", a value per named year)
     several_span: Span | None = None

@@ -10,6 +10,7 @@ import functools
 import re
 from collections.abc import Iterable
 
+from lakeplanner.question.dates import date_ranges
 from lakeplanner.question.frame import (
     MEASURED,
     MEASURES,
@@ -104,6 +105,7 @@ def read_frame(text: str, packs: tuple[str, ...] = ()) -> QuestionFrame:
         negated=find(words.negation, text) is not None,
         periods=periods,
         listed_years=tuple(listed_years(text)),
+        ranges=date_ranges(text),
         asks_year=asks_year,
         several=several is not None,
         several_span=several,

@@ -13,7 +13,9 @@ from typing import Any
 from sqlglot import exp
 
 from lakeplanner.contract.models import Contract, FieldType
+from lakeplanner.execute.sql.dialects import read_other_dialects
 from lakeplanner.execute.sql.probes import compare_bound_values_where_held, drop_unasked_key_filters
+from lakeplanner.execute.sql.ranges import filter_named_range
 from lakeplanner.execute.sql.rewrites import (
     drop_filters_beside_bound_choice,
     drop_self_cancelling,
@@ -68,15 +70,21 @@ def asks_part(step: StepContext) -> bool:
     return step.asked is not None
 
 
-# Before the statement is checked against the step's tables: the joins its columns need, the GROUP BY
-# its bare columns need.
+# Before the statement is checked against the step's tables: calls in another dialect's spelling, the
+# joins its columns need, the GROUP BY its bare columns need.
 SHAPE_PASSES: tuple[SqlPass, ...] = (
+    SqlPass("functions of other dialects", lambda s, c: read_other_dialects(s)),
     SqlPass("missing joins", lambda s, c: with_missing_joins(s, c.columns_of, c.allowed, c.contract)),
     SqlPass("bare columns grouped", lambda s, c: group_bare_columns(s)),
 )
 # After the check, in this order (a probe may drop a filter a later rewrite would have repaired).
 REPAIR_PASSES: tuple[SqlPass, ...] = (
     SqlPass("dates compared as text", lambda s, c: match_dates_as_text(s, c.columns_of)),
+    SqlPass(
+        "named range filtered",
+        lambda s, c: filter_named_range(s, c.frame, c.step, c.columns_of),
+        applies=lambda c: bool(c.frame.ranges),
+    ),
     SqlPass("asked reference selected", lambda s, c: select_asked_reference(s, c.step, c.returns, c.contract)),
     SqlPass(
         "bound values compared where held",

@@ -18,8 +18,9 @@ from sqlglot.optimizer.qualify import qualify
 from lakeplanner.contract.models import FieldType
 from lakeplanner.errors import EngineError, SqlError
 from lakeplanner.execute.results import SqlRun
+from lakeplanner.execute.sql.scope import unknown_names_hint
 from lakeplanner.plan.model import REFERENCE
-from lakeplanner.policy.readonly import parse_select, read_only_select
+from lakeplanner.policy.readonly import parse_statement, read_only_select
 
 ROW_LIMIT = 200
 KEY_PREFIX = "_lp_keys_"
@@ -74,7 +75,10 @@ def bind(
             targets[name] = target
         return name
 
-    statement = parse_select(REFERENCE.sub(to_placeholder, sql))
+    # judged whole by `checked`, after the shape passes have read calls spelled in other dialects
+    statement = parse_statement(REFERENCE.sub(to_placeholder, sql))
+    if not isinstance(statement, exp.Select):
+        read_only_select(statement)
     aliases = {t.name: t.alias_or_name for t in statement.find_all(exp.Table)}
 
     def matched_column(compared: exp.Expression, placeholder: str) -> exp.Expression:
@@ -127,7 +131,8 @@ def checked(
     try:
         statement = qualify(named_aggregates(statement), schema=schema, dialect="duckdb", validate_qualify_columns=True)
     except OptimizeError as e:
-        raise SqlError(f"unknown name in the statement: {e}", hint="use only the listed columns") from e
+        hint = unknown_names_hint(statement, tables, sorted(allowed)) or "use only the listed columns"
+        raise SqlError(f"unknown name in the statement: {e}", hint=hint) from e
     distinct_output_names(statement)
     if not rows_within(statement.args.get("limit"), limit):
         statement = statement.limit(limit)

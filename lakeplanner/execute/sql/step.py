@@ -21,6 +21,7 @@ from lakeplanner.execute.sql.periods import (
 )
 from lakeplanner.execute.sql.probes import fix_misplaced_literals
 from lakeplanner.execute.sql.prompt import SqlDraft, examples_chars, sql_messages, values_chars
+from lakeplanner.execute.sql.scope import widened_tables
 from lakeplanner.execute.sql.statement import KEY_PREFIX, SqlRuntimeError, bind, checked, run_record, with_row_keys
 from lakeplanner.execute.sql.values import (
     category_values,
@@ -217,6 +218,10 @@ def run_sql(
         edits, carried = carried + edits, []
         try:
             statement, shaped = apply_passes(bind(sql, bindings, matched), step, SHAPE_PASSES)
+            if widened := widened_tables(statement, tables, schema):
+                tables = [*tables, *widened]
+                keys.update({t: schema.row_key(t) for t in widened})
+                shaped.append(f"step widened to {', '.join(widened)}: foreign keys join them to {node.source}")
             statement = checked(statement, schema.tables, tables, settings.row_cap)
             statement, repaired = apply_passes(statement, step, REPAIR_PASSES)
             edits += shaped + repaired

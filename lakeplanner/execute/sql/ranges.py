@@ -1,0 +1,84 @@
+"""The quarter, half, month or range of dates a step names, filtered on the statement's date column
+where the statement left it out: "parcels sent in Q3 2024" is not every parcel, nor every parcel of
+2024. A timestamp is compared by its calendar day, so a zoned instant counts on its UTC date, as stored."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from sqlglot import exp
+
+from lakeplanner.contract.models import FieldType
+from lakeplanner.question import QuestionFrame
+from lakeplanner.question.frame import DateRange
+
+DATED = (FieldType.date, FieldType.timestamp)
+COMPARISONS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.Between)
+
+
+def range_the_step_names(frame: QuestionFrame, step: QuestionFrame) -> DateRange | None:
+    """The one range of the question that the step's words quote; None for none or several (a
+    comparison of two periods is arithmetic over both, not a filter)."""
+    named = [r for r in frame.ranges if step.says(r.span.text)]
+    return named[0] if len(named) == 1 else None
+
+
+def dated_columns(statement: exp.Select, columns_of: dict[str, dict[str, FieldType]]) -> dict[exp.Column, FieldType]:
+    """Date and timestamp columns of the statement's tables, as columns of their aliases, FROM table first."""
+    found: dict[exp.Column, FieldType] = {}
+    for table in statement.find_all(exp.Table):
+        for name, kind in columns_of.get(table.name, {}).items():
+            if kind in DATED:
+                found[exp.column(name, table=table.alias_or_name)] = kind
+    return found
+
+
+def is_dated_literal(node: exp.Expression) -> bool:
+    """A literal naming a day or month ('2024-07-01', DATE '2024-07'), not a bare year."""
+    literal = node if isinstance(node, exp.Literal) else node.find(exp.Literal)
+    return literal is not None and literal.is_string and "-" in literal.this
+
+
+def is_ranged(statement: exp.Select, dated: dict[exp.Column, FieldType]) -> bool:
+    """Some date column is already compared with a day or a month."""
+    names = {(c.table, c.name) for c in dated}
+    for comparison in statement.find_all(*COMPARISONS):
+        columns = {(c.table, c.name) for c in comparison.find_all(exp.Column)}
+        others = [e for e in comparison.iter_expressions() if not e.find(exp.Column)]
+        if columns & names and any(is_dated_literal(e) for e in others):
+            return True
+    return False
+
+
+def filtered_column(statement: exp.Select, dated: dict[exp.Column, FieldType]) -> exp.Column | None:
+    """The date column the statement reads already, else the FROM table's only one, else none."""
+    used = {(c.table, c.name) for c in statement.find_all(exp.Column)}
+    read = [c for c in dated if (c.table, c.name) in used]
+    if len(read) == 1:
+        return read[0]
+    source = statement.args.get("from_")
+    first = source.this.alias_or_name if source is not None and isinstance(source.this, exp.Table) else None
+    own = [c for c in dated if c.table == first]
+    return own[0] if not read and len(own) == 1 else None
+
+
+def day(value: date) -> exp.Expression:
+    return exp.cast(exp.Literal.string(value.isoformat()), exp.DataType.Type.DATE)
+
+
+def filter_named_range(
+    statement: exp.Select, frame: QuestionFrame, step: QuestionFrame, columns_of: dict[str, dict[str, FieldType]]
+) -> list[str]:
+    """`column >= start AND column < end` for the range the step names, in place, when no date column
+    of a one-SELECT statement is compared with a day or month yet."""
+    named = range_the_step_names(frame, step)
+    if named is None or len(list(statement.find_all(exp.Select))) != 1:
+        return []
+    dated = dated_columns(statement, columns_of)
+    column = filtered_column(statement, dated) if dated and not is_ranged(statement, dated) else None
+    if column is None:
+        return []
+    compared = column.copy() if dated[column] is FieldType.date else exp.cast(column.copy(), exp.DataType.Type.DATE)
+    statement.where(compared.copy() >= day(named.start), copy=False)
+    statement.where(compared < day(named.end), copy=False)
+    return [f"{column.sql('duckdb')} within {named.span.text} ({named.start} to {named.end}, end excluded)"]
