@@ -110,3 +110,79 @@ def test_a_step_that_does_not_quote_the_range_is_not_filtered():
 
 def test_two_named_ranges_are_no_filter():
     assert repaired("SELECT sum(kwh) FROM readings", "How much more in H2 than in H1 2024?")[1] == []
+
+
+def dated_lake(tmp_path, documents: dict[str, str] | None = None):
+    from lakeplanner import Lake
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    rows = "".join(f"M{n % 4},2024-{1 + n % 12:02d}-{1 + n % 28:02d},{n}.5\n" for n in range(48))
+    (raw / "readings.csv").write_text("meter_id,read_on,kwh\n" + rows)
+    for name, text in (documents or {}).items():
+        (raw / name).write_text(text)
+    lake = Lake.create(tmp_path / "lake")
+    lake.ingest(raw)
+    return lake
+
+
+def never_called(messages, schema):
+    raise AssertionError("a question about a period the lake holds nothing of needs no model call")
+
+
+def test_a_period_the_lake_holds_nothing_of_abstains_at_once_and_names_what_it_holds(tmp_path):
+    from lakeplanner.llm import LLM
+    from lakeplanner.llm.fake import FakeBackend
+
+    lake = dated_lake(tmp_path)
+    [read_on] = [f for f in lake.contract.fields if f.column == "read_on"]
+    assert (read_on.first, read_on.last) == ("2024-01-01", "2024-12-24")
+    for question in ("What was the average kWh read in 2023?", "How many readings in Q1 2025?"):
+        answer = lake.ask(question, llm=LLM(FakeBackend(never_called)))
+        assert answer.abstained and "2024-01-01 to 2024-12-24" in answer.reason, answer.reason
+        assert answer.nodes == []
+
+
+def test_a_period_only_the_documents_name_is_not_gated(tmp_path):
+    from lakeplanner.question.coverage import period_gap
+
+    lake = dated_lake(tmp_path, {"tariffs.md": "# Tariffs\n\nIn 2023 the night tariff was 0.19 per kWh.\n"})
+    assert [s.years for s in lake.contract.sources if s.kind == "documents"] == [[2023]]
+    assert period_gap(read_question("What was the night tariff in 2023?"), lake.contract) is None
+    assert period_gap(read_question("How many readings in 2022?"), lake.contract) is not None
+    assert period_gap(read_question("How many readings after 2025-01-01?"), lake.contract) is None
+    assert period_gap(read_question("How many readings in March 2024?"), lake.contract) is None
+
+
+def test_two_compared_halves_are_read_once_each_and_subtracted(tmp_path):
+    import json
+
+    from lakeplanner.llm import LLM
+    from lakeplanner.llm.fake import FakeBackend
+
+    lake = dated_lake(tmp_path)
+    question = "How much higher was the total kWh in H2 than in H1 2024?"
+    plan = {
+        "nodes": [
+            {
+                "question": question,
+                "tool": "sql",
+                "label": "$var_1",
+                "source": "readings",
+                "should_expose_answer": True,
+                "answer_description": "the difference",
+            }
+        ]
+    }
+    replies = {
+        "GeneratedPlan": plan,
+        "SqlDraft": {"sql": "SELECT sum(kwh) AS total FROM readings WHERE read_on >= '2024-07-01'"},
+        "Draft": {"answer": "0", "sentence": "", "sources": ["E1"], "abstain": False},
+    }
+    backend = FakeBackend(lambda messages, schema: json.dumps(replies.get((schema or {}).get("title"), {})))
+    answer = lake.ask(question, llm=LLM(backend))
+    halves = {r["period"]: r["total"] for r in answer.nodes[0].rows}
+    rows = [(1 + n % 12, n + 0.5) for n in range(48)]
+    second, first = (sum(k for m, k in rows if m > 6), sum(k for m, k in rows if m <= 6))
+    assert halves == {"H2": second, "H1 2024": first}
+    assert float(answer.value) == pytest.approx(second - first), answer.text

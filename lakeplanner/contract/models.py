@@ -52,6 +52,8 @@ class FieldEntry(_Model):
     cardinality: int
     examples: list[str] = []
     tags: list[str] = Field([], description="id_like, free_text, nested_array, nested_object")
+    first: str | None = Field(None, description="earliest day of a date or timestamp column (ISO)")
+    last: str | None = Field(None, description="latest day of a date or timestamp column (ISO)")
 
 
 class CsvDialect(_Model):
@@ -83,6 +85,7 @@ class SourceSpec(_Model):
         False, description="documents that are reference entries: most open by naming their title's subject"
     )
     dialect: CsvDialect | None = Field(None, description="how its CSV files were read (the first file's)")
+    years: list[int] = Field([], description="the years its documents name")
 
 
 class IdentityKey(_Model):

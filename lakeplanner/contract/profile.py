@@ -108,9 +108,19 @@ def profile_table(
                 cardinality=pc.count_distinct(column).as_py(),
                 examples=examples_of(column),
                 tags=tags_of(name, path, column, json_paths, config),
+                **days_spanned(column),
             )
         )
     return entries
+
+
+def days_spanned(column: pa.ChunkedArray) -> dict[str, str]:
+    """{'first': ..., 'last': ...}: the earliest and latest day of a date or timestamp column."""
+    if not (pa.types.is_date(column.type) or pa.types.is_timestamp(column.type)) or column.null_count == len(column):
+        return {}
+    bounds = pc.min_max(column)
+    first, last = bounds["min"].as_py(), bounds["max"].as_py()
+    return {"first": first.isoformat()[:10], "last": last.isoformat()[:10]}
 
 
 def profile_documents(source: str, titles: list[str], ids: list[str]) -> list[FieldEntry]:

@@ -29,6 +29,7 @@ from lakeplanner.plan.routing import Scores, documents_after_tables, fallback_se
 from lakeplanner.policy import OPEN, Access
 from lakeplanner.question import QuestionFrame, packs_for
 from lakeplanner.question.asked import frame_question
+from lakeplanner.question.coverage import period_gap
 
 OnResult = Callable[[NodeResult], None]
 OnPlan = Callable[[PlanResult], None]
@@ -159,6 +160,11 @@ def synthesized(
     return answer, synthesis.steps
 
 
+def unplanned(question: str, why: str) -> PlanResult:
+    """No plan, because the question asks what the lake cannot hold (`why`)."""
+    return PlanResult(question=question, plan=Plan(question=question), findings=[], edits=[], replans=0, advice=[why])
+
+
 def tables_could_not_answer(answer: Answer, results: list[NodeResult]) -> bool:
     """The steps read only tables and the answer from them abstained: what the question asks may be
     a fact of documents the planner sent to a table. Not when the coverage gate found nothing in the
@@ -205,9 +211,10 @@ def ask(
                 else:
                     frame = frame_question(question, packs_for(lake.contract), llm=filling)
                 root.set_attribute("lakeplanner.question.frame", json.dumps(frame.summary()))
-                planned = planner.plan(frame)
+                gap = period_gap(frame, lake.contract)  # a period the lake holds nothing of: no plan can answer
+                planned = unplanned(question, gap) if gap else planner.plan(frame)
                 planned = planned.model_copy(update={"plan": planned.plan.framed(frame)})
-                if planned.ok:
+                if planned.ok and not gap:
                     routed, edits = searched_where_passages_answer(planned.plan, lake.contract, scores)
                     planned = planned.model_copy(update={"plan": routed, "edits": planned.edits + edits})
                 emit(lineage, planning)
@@ -224,7 +231,10 @@ def ask(
             if on_plan is not None:
                 on_plan(planned)
             searched = None if planned.ok else fallback_search(planned.plan, frame, lake.contract, scores)
-            if not planned.ok and searched is None:
+            if gap:
+                answer = abstain(Answer(question=question, advice=planned.advice), gap, time.perf_counter())
+                answer.usage = usage(planning.steps)
+            elif not planned.ok and searched is None:
                 answer = Answer(question=question, advice=planned.advice)
                 findings = "; ".join(f"{f.code.value} {f.message}" for f in planned.findings)
                 answer = abstain(answer, f"no valid plan ({findings})", time.perf_counter())

@@ -55,6 +55,7 @@ from lakeplanner.ingest.tables import (
 from lakeplanner.ingest.vectors import ChunkRecord, VectorStore
 from lakeplanner.llm.base import LLM
 from lakeplanner.llm.embeddings import Embedder
+from lakeplanner.question.years import years_in
 
 ProgressHook = Callable[[str, int, int], None]
 KEYABLE_TYPES = {FieldType.string, FieldType.integer, FieldType.date}
@@ -582,6 +583,7 @@ class Ingestor:
                     records=len(d.documents),
                     collection=d.name,
                     entries=are_reference_entries([(doc.title, doc.text) for doc in d.documents]),
+                    years=sorted({y for doc in d.documents for y in years_in(doc.text)}),
                 )
             )
             fields += profile_documents(

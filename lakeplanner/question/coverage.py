@@ -4,6 +4,7 @@ vocabulary, a term's spellings, and the sufficiency gate that lists the concepts
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
@@ -11,9 +12,10 @@ from pydantic import BaseModel
 from lakeplanner.question.frame import QuestionFrame
 from lakeplanner.question.lexicon import Lexicon, lexicon
 from lakeplanner.question.words import identifier_words, singular, tokens, word_set
+from lakeplanner.question.years import is_year_text, years_in
 
 if TYPE_CHECKING:
-    from lakeplanner.contract.models import Contract
+    from lakeplanner.contract.models import Contract, FieldEntry
 
 TERM = re.compile(r"[A-Za-z][A-Za-z0-9-]{3,}")  # a concept: four letters or more, hyphens kept
 ONE_TERM = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
@@ -102,3 +104,37 @@ def asked_concepts(frame: QuestionFrame) -> list[str]:
         for t in concept_terms(frame.attribute.text)
         if is_concept(t, words) and t.lower() not in shapes and not is_row_name(t, frame)
     ]
+
+
+def holds_years_elsewhere(contract: Contract) -> bool:
+    """Years the contract cannot bound: a printed report's year columns, a column of year numbers, or
+    text cells that name years (a profile keeps a few examples, not every year such a column holds)."""
+
+    def names_years(f: FieldEntry) -> bool:
+        return is_year_text(f.path) or any(years_in(e) for e in f.examples)
+
+    reports = any(s.format == "report" for s in contract.sources)
+    return reports or any(names_years(f) for f in contract.fields if f.column and f.first is None)
+
+
+def period_gap(frame: QuestionFrame, contract: Contract) -> str | None:
+    """Why the lake cannot hold what a period the question names asks: no date column's days, nor a
+    year its documents name, reach the period. None when every period is reached, when the question
+    sets a threshold ("after 2024-06-01": nothing after it is an answer), or when the lake holds years
+    the contract cannot bound."""
+    spans = [(date.fromisoformat(f.first), date.fromisoformat(f.last)) for f in contract.fields if f.first and f.last]
+    if not spans or frame.comparison is not None or holds_years_elsewhere(contract):
+        return None
+    told = {y for s in contract.sources for y in s.years}
+    asked = [(p.span.text, date(p.year, 1, 1), date(p.year, 12, 31)) for p in frame.periods]
+    asked += [(r.span.text, r.start, date.fromordinal(r.end.toordinal() - 1)) for r in frame.ranges]
+    missed = [
+        words
+        for words, start, end in asked
+        if not any(first <= end and start <= last for first, last in spans) and not told & {start.year, end.year}
+    ]
+    if not missed:
+        return None
+    first, last = min(f for f, _ in spans), max(last for _, last in spans)
+    said = f"; its documents name {', '.join(map(str, sorted(told)))}" if told else ""
+    return f"the lake holds nothing for {', '.join(missed)}: its dates run from {first} to {last}{said}"

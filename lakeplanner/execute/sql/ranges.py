@@ -1,6 +1,9 @@
 """The quarter, half, month or range of dates a step names, filtered on the statement's date column
 where the statement left it out: "parcels sent in Q3 2024" is not every parcel, nor every parcel of
-2024. A timestamp is compared by its calendar day, so a zoned instant counts on its UTC date, as stored."""
+2024. Two named ranges compared ("how much higher in H2 than in H1 2024") get the statement's one
+figure once per range, each row labelled with the range's words, for the arithmetic over two labelled
+rows (execute/arithmetic.py). A timestamp is compared by its calendar day, so a zoned instant counts on
+its UTC date, as stored."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from datetime import date
 from sqlglot import exp
 
 from lakeplanner.contract.models import FieldType
+from lakeplanner.execute.sql.statement import conjuncts, drop_conjunct, is_aggregate
 from lakeplanner.question import QuestionFrame
 from lakeplanner.question.frame import DateRange
 
@@ -66,6 +70,13 @@ def day(value: date) -> exp.Expression:
     return exp.cast(exp.Literal.string(value.isoformat()), exp.DataType.Type.DATE)
 
 
+def within(statement: exp.Select, column: exp.Column, kind: FieldType, named: DateRange) -> None:
+    """`column >= start AND column < end`, added to the statement's WHERE in place."""
+    compared = column.copy() if kind is FieldType.date else exp.cast(column.copy(), exp.DataType.Type.DATE)
+    statement.where(compared.copy() >= day(named.start), copy=False)
+    statement.where(compared < day(named.end), copy=False)
+
+
 def filter_named_range(
     statement: exp.Select, frame: QuestionFrame, step: QuestionFrame, columns_of: dict[str, dict[str, FieldType]]
 ) -> list[str]:
@@ -78,7 +89,47 @@ def filter_named_range(
     column = filtered_column(statement, dated) if dated and not is_ranged(statement, dated) else None
     if column is None:
         return []
-    compared = column.copy() if dated[column] is FieldType.date else exp.cast(column.copy(), exp.DataType.Type.DATE)
-    statement.where(compared.copy() >= day(named.start), copy=False)
-    statement.where(compared < day(named.end), copy=False)
+    within(statement, column, dated[column], named)
     return [f"{column.sql('duckdb')} within {named.span.text} ({named.start} to {named.end}, end excluded)"]
+
+
+def without_date_ranges(statement: exp.Select, dated: dict[exp.Column, FieldType]) -> exp.Select:
+    """A copy without the WHERE terms that compare a date column with a day or a month."""
+    copy = statement.copy()
+    where = copy.args.get("where")
+    if where is None:
+        return copy
+    names = {(c.table, c.name) for c in dated}
+    for term in conjuncts(where.this):
+        columns = {(c.table, c.name) for c in term.find_all(exp.Column)}
+        others = [e for e in term.iter_expressions() if not e.find(exp.Column)]
+        if columns & names and any(is_dated_literal(e) for e in others):
+            if term is where.this or (isinstance(term.parent, exp.Paren) and term.parent is where.this):
+                copy.set("where", None)
+                break
+            drop_conjunct(term)
+    return copy
+
+
+def per_range_statements(
+    statement: exp.Select, frame: QuestionFrame, columns_of: dict[str, dict[str, FieldType]]
+) -> list[exp.Select]:
+    """For a question comparing two named ranges, the statement's one figure once per range, as
+    `SELECT '<the range's words>' AS period, <figure>`; none when the statement is no single figure
+    (one aggregate, no GROUP BY) over one date column."""
+    if len(frame.ranges) != 2 or len(list(statement.find_all(exp.Select))) != 1:
+        return []
+    if not is_aggregate(statement) or statement.args.get("group") or len(statement.expressions) != 1:
+        return []
+    dated = dated_columns(statement, columns_of)
+    column = filtered_column(statement, dated) if dated else None
+    if column is None:
+        return []
+    statements = []
+    for named in frame.ranges:
+        each = without_date_ranges(statement, dated)
+        within(each, column, dated[column], named)
+        figure = each.expressions[0]
+        each.set("expressions", [exp.alias_(exp.Literal.string(named.span.text), "period"), figure])
+        statements.append(each)
+    return statements

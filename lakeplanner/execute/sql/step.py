@@ -10,7 +10,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from lakeplanner.errors import SqlError
-from lakeplanner.execute.arithmetic import asks_every_year, values_by_year, year_of, years_asked
+from lakeplanner.execute.arithmetic import asks_every_year, compares, values_by_year, year_of, years_asked
 from lakeplanner.execute.results import NodeResult
 from lakeplanner.execute.sql.passes import REPAIR_PASSES, SHAPE_PASSES, StepContext, apply_passes
 from lakeplanner.execute.sql.periods import (
@@ -21,6 +21,7 @@ from lakeplanner.execute.sql.periods import (
 )
 from lakeplanner.execute.sql.probes import fix_misplaced_literals
 from lakeplanner.execute.sql.prompt import SqlDraft, examples_chars, sql_messages, values_chars
+from lakeplanner.execute.sql.ranges import per_range_statements
 from lakeplanner.execute.sql.scope import widened_tables
 from lakeplanner.execute.sql.statement import KEY_PREFIX, SqlRuntimeError, bind, checked, run_record, with_row_keys
 from lakeplanner.execute.sql.values import (
@@ -146,6 +147,38 @@ def add_year_values(
     result.sql.append(run_record(scan.ran or statement, engine.name, scan))
 
 
+def add_range_values(
+    frame: QuestionFrame, written, result: NodeResult, engine, schema, keys, settings, recorder
+) -> None:
+    """A change, difference or ratio between two named ranges ("H2 than H1 2024"): the statement's one
+    figure once per range replaces its rows, each labelled with the range's words (sql/ranges.py)."""
+    if not compares(frame):
+        return
+    rows, row_keys, snapshots, runs = [], {}, {}, []
+    for lookup in per_range_statements(written, frame, schema.tables):
+        tables = list(dict.fromkeys(t.name for t in lookup.find_all(exp.Table)))
+        try:
+            statement = with_row_keys(checked(lookup, schema.tables, tables, settings.row_cap), keys)
+            scan = run_statement(engine, statement, recorder, **{"lakeplanner.sql.purpose": "value per named range"})
+        except (SqlError, SqlRuntimeError):
+            return
+        found, cited, _ = rows_and_keys(scan.table, settings.row_cap)
+        if len(found) != 1:
+            return
+        rows += found
+        aliases = {t.alias_or_name: t.name for t in statement.find_all(exp.Table)}
+        for alias, cited_keys in cited.items():
+            table = aliases.get(alias, alias)
+            row_keys[table] = list(dict.fromkeys(row_keys.get(table, []) + cited_keys))
+        snapshots.update(scan.snapshots)
+        runs.append(run_record(scan.ran or statement, engine.name, scan))
+    if len(rows) != 2:
+        return
+    result.rows, result.rows_total, result.columns = rows, 2, list(rows[0])
+    result.row_keys, result.snapshots = row_keys, {**result.snapshots, **snapshots}
+    result.sql += runs
+
+
 def one_per_year(found: list[int | None], years: list[int]) -> bool:
     if years:
         return sorted(found, key=str) == sorted(years)
@@ -261,6 +294,7 @@ def run_sql(
         if node.should_expose_answer:
             row = named_row(categories, asked or own)
             add_year_values(frame, written, result, engine, schema, keys, settings, recorder, row)
+            add_range_values(frame, written, result, engine, schema, keys, settings, recorder)
         return result
     result.error = f"no runnable SQL after {tries} attempt{'s' * (tries != 1)}: {feedback}"
     if node.should_expose_answer and node.source in schema.tables:
