@@ -25,7 +25,13 @@ from lakeplanner.llm.embeddings import default_embedder
 from lakeplanner.plan.cache import Context
 from lakeplanner.plan.model import WITHOUT_FRAMES, Plan
 from lakeplanner.plan.planner import Planner, PlanResult
-from lakeplanner.plan.routing import Scores, documents_after_tables, fallback_search, searched_where_passages_answer
+from lakeplanner.plan.routing import (
+    Scores,
+    documents_after_tables,
+    fallback_search,
+    searched_first_for_stated_facts,
+    searched_where_passages_answer,
+)
 from lakeplanner.policy import OPEN, Access
 from lakeplanner.question import QuestionFrame, packs_for
 from lakeplanner.question.asked import frame_question
@@ -215,7 +221,9 @@ def ask(
                 planned = unplanned(question, gap) if gap else planner.plan(frame)
                 planned = planned.model_copy(update={"plan": planned.plan.framed(frame)})
                 if planned.ok and not gap:
-                    routed, edits = searched_where_passages_answer(planned.plan, lake.contract, scores)
+                    routed, first = searched_first_for_stated_facts(planned.plan, frame, lake.contract, scores)
+                    routed, edits = searched_where_passages_answer(routed, lake.contract, scores)
+                    edits = first + edits
                     planned = planned.model_copy(update={"plan": routed, "edits": planned.edits + edits})
                 emit(lineage, planning)
                 span.set_attributes(

@@ -1,5 +1,6 @@
-"""Plan rules applied once a plan has run: one search with the question when no plan was found or
-nothing was retrieved, the documents to search when the tables could not answer, and a sibling
+"""Plan rules applied once a plan is made or has run: a search first for a fact a named document
+states that no column holds, one search with the question when no plan was found or nothing was
+retrieved, the documents to search when the tables could not answer, and a sibling
 search where another collection's passages answer a shown search better. A rule that needs the
 lake's passages is handed `scores` (collection -> the relevance of its best passage for a text;
 execute/ask.py measures it with the cross-encoder)."""
@@ -14,8 +15,10 @@ from lakeplanner.plan.lake_schema import LakeSchema
 from lakeplanner.plan.model import Plan
 from lakeplanner.plan.own_documents import own_documents_search
 from lakeplanner.question import QuestionFrame
-from lakeplanner.question.link import names_tables
+from lakeplanner.question.coverage import asked_concepts
+from lakeplanner.question.link import name_stems, names_tables
 from lakeplanner.question.steps import without_reference_clauses
+from lakeplanner.question.words import stem
 
 Scores = Callable[[str, list[str]], dict[str, float]]
 
@@ -73,6 +76,35 @@ def searched_where_passages_answer(plan: Plan, contract: Contract, scores: Score
             f"in {node.source} {found[node.source]:.1f})"
         )
     return (plan.model_copy(update={"nodes": plan.nodes + tuple(added)}), edits) if added else (plan, [])
+
+
+def attribute_words(frame: QuestionFrame, schema: LakeSchema) -> list[str]:
+    """The words of what the question asks for that could name a column: the unit of a quantity
+    ("how many hours"), else the asked attribute's concepts that name no table (those name its rows)."""
+    if frame.unit is not None:
+        return [frame.unit.text.lower()]
+    tables = {w for t in schema.tables for w in name_stems(t)}
+    return [c for c in asked_concepts(frame) if stem(c) not in tables]
+
+
+def searched_first_for_stated_facts(
+    plan: Plan, frame: QuestionFrame, contract: Contract, scores: Scores
+) -> tuple[Plan, list[str]]:
+    """A question that names a kind of document ("under the specimen policy") and asks for something no
+    column of the lake is named for, planned on tables alone: the document states it, so the search of
+    the collection that answers it best runs instead of SQL that can only find some other number."""
+    schema = LakeSchema.from_contract(contract)
+    if frame.names_document is None or not schema.collections or any(n.tool == "vector" for n in plan.nodes):
+        return plan, []
+    asked = attribute_words(frame, schema)
+    columns = {w for cols in schema.tables.values() for c in cols for w in name_stems(c)}
+    if not asked or any(stem(w) in columns for w in asked):
+        return plan, []
+    search = fallback_search(plan, frame, contract, scores, anywhere=True)
+    if search is None:
+        return plan, []
+    said = f"the question names a {frame.names_document.text} and no column holds {', '.join(asked)}"
+    return search, [f"searched first: {said}"]
 
 
 def documents_after_tables(
