@@ -61,3 +61,12 @@ def test_companion_files_are_linked_by_a_shared_column(tmp_path):
 
 def test_sanitize_name():
     assert sanitize_name("2024 Sales-Report") == "t_2024_sales_report"
+
+
+def test_tables_of_the_same_name_in_two_folders_are_named_by_their_folders(tmp_path):
+    for folder in ("crm", "billing/eu", "."):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / "customers.csv").write_text("id,name\n1,a\n")
+    (tmp_path / "crm" / "leads.csv").write_text("id,name\n1,a\n")
+    names = sorted(s.name for s in discover_sources(tmp_path, ExclusionManifest(), DiscoveryConfig()))
+    assert names == ["billing_eu_customers", "crm_customers", "customers", "leads"]

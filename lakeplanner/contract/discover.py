@@ -145,6 +145,22 @@ def unique_name(base: str, taken: set[str]) -> str:
     return name
 
 
+def shared_stems(files: list[str]) -> set[str]:
+    """Table file stems that files of more than one folder share (two databases' customers.csv)."""
+    folders: dict[str, set[str]] = defaultdict(set)
+    for rel in files:
+        if kind_of(format_of(Path(rel)) or "") is SourceKind.table:
+            folders[sanitize_name(source_stem(rel))].add(Path(rel).parent.as_posix())
+    return {stem for stem, held in folders.items() if len(held) > 1}
+
+
+def table_name(rel: str, shared: set[str]) -> str:
+    """A table file's name: its stem, or, where another folder holds a file of the same stem, its folder
+    path and stem (`crm/customers.csv` -> crm_customers), so each name says where it comes from."""
+    stem, folder = sanitize_name(source_stem(rel)), Path(rel).parent.as_posix()
+    return sanitize_name(f"{folder.replace('/', '_')}_{stem}") if stem in shared and folder != "." else stem
+
+
 def discover_sources(root: Path, manifest: ExclusionManifest, config: DiscoveryConfig) -> list[DiscoveredSource]:
     """Group a folder's supported files into logical sources (Algorithm 1)."""
     files = list_supported_files(root, manifest)
@@ -165,6 +181,7 @@ def discover_sources(root: Path, manifest: ExclusionManifest, config: DiscoveryC
             )
         )
     documents_by_dir: dict[str, list[str]] = defaultdict(list)
+    shared = shared_stems([rel for rel in files if rel not in in_corpus])
     for rel in files:
         if rel in in_corpus:
             continue
@@ -174,7 +191,7 @@ def discover_sources(root: Path, manifest: ExclusionManifest, config: DiscoveryC
         else:
             sources.append(
                 DiscoveredSource(
-                    name=unique_name(sanitize_name(source_stem(rel)), taken),
+                    name=unique_name(table_name(rel, shared), taken),
                     kind=SourceKind.table,
                     format=fmt,
                     files=(rel,),
