@@ -130,7 +130,8 @@ PLAN_VARIABLE_READ = " [$var pattern]"  # marks a read through a pattern of plan
 LAKE_DATA_PATTERNS = {
     # Patterns run over lake data, never over a question, so the question stage cannot own them; each is
     # listed with what it reads. (path, function) as metric 3 prints them.
-    ("lakeplanner/ingest/typed.py", "<module>"): "lake data: a cell's number with its currency code (USD 12.50)",
+    ("lakeplanner/ingest/typed.py", "number_pattern"): "lake data: a cell's number with its currency code (USD 12.50)",
+    ("lakeplanner/ingest/dialect.py", "<module>"): "lake data: a CSV cell's number with its currency code, sniffed",
     ("lakeplanner/injection.py", "instructions_pattern"): (
         "lake data: document sentences, cells and titles that address the model; phrases in injection.yaml"
     ),

@@ -146,7 +146,7 @@ def unique_name(base: str, taken: set[str]) -> str:
 
 
 def shared_stems(files: list[str]) -> set[str]:
-    """Table file stems that files of more than one folder share (two databases' customers.csv)."""
+    """Table file stems that files of more than one folder share (two databases' clinics.csv)."""
     folders: dict[str, set[str]] = defaultdict(set)
     for rel in files:
         if kind_of(format_of(Path(rel)) or "") is SourceKind.table:
@@ -156,7 +156,7 @@ def shared_stems(files: list[str]) -> set[str]:
 
 def table_name(rel: str, shared: set[str]) -> str:
     """A table file's name: its stem, or, where another folder holds a file of the same stem, its folder
-    path and stem (`crm/customers.csv` -> crm_customers), so each name says where it comes from."""
+    path and stem (`north/clinics.csv` -> north_clinics), so each name says where it comes from."""
     stem, folder = sanitize_name(source_stem(rel)), Path(rel).parent.as_posix()
     return sanitize_name(f"{folder.replace('/', '_')}_{stem}") if stem in shared and folder != "." else stem
 

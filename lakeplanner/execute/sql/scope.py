@@ -1,7 +1,7 @@
 """The tables a written statement may read beyond its step's, and the nearest real names to a wrong one.
 
 A step planned on one table may need others: a count of T's rows filtered by an attribute of a related
-table, an aggregate along orders -> staff -> warehouses. When the writer's statement reads tables the
+table, an aggregate along parcels -> couriers -> depots. When the writer's statement reads tables the
 step did not name, the role may read them, and the contract's foreign keys connect every table the
 statement reads, the step is widened to them (and the trace says so) instead of refusing a right
 statement and asking for it again.
@@ -62,7 +62,7 @@ def nearest_columns(name: str, columns_of: dict[str, dict], tables: Sequence[str
 
 
 def unknown_names_hint(statement: exp.Select, columns_of: dict[str, dict], tables: Sequence[str]) -> str | None:
-    """'no column value: nearest orders.total_value' for each name the tables lack, or None."""
+    """'no column weight: nearest parcels.weight_kg' for each name the tables lack, or None."""
     parts = []
     for name in unknown_columns(statement, columns_of, tables):
         nearest = nearest_columns(name, columns_of, tables)
