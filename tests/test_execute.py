@@ -201,12 +201,11 @@ def test_trino_engine_through_a_loopback_protocol_double(sample_lake):
 def test_trino_that_is_down_is_an_engine_error_with_a_hint(sample_lake):
     from lakeplanner.errors import EngineError
     from lakeplanner.execute.engines import get_engine
-    from lakeplanner.execute.sql import statement as sqlnode
 
     lake, _ = sample_lake
     engine = get_engine("trino", lake, ExecSettings(sql_engine="trino", trino_port=9, node_timeout_s=5))
     with pytest.raises(EngineError, match="unreachable") as caught:
-        engine.run(sqlnode.parse_select("SELECT 1 AS x FROM customers LIMIT 1"))
+        engine.run(parse_select("SELECT 1 AS x FROM customers LIMIT 1"))
     assert "LAKEPLANNER_EXEC_TRINO" in caught.value.hint
 
 
@@ -215,7 +214,7 @@ def test_a_subquery_that_finds_several_rows_is_named_with_what_to_do(sample_lake
     from lakeplanner.execute.sql import statement as sqlnode
 
     lake, _ = sample_lake
-    statement = sqlnode.parse_select("SELECT (SELECT name FROM customers) AS n FROM customers LIMIT 1")
+    statement = parse_select("SELECT (SELECT name FROM customers) AS n FROM customers LIMIT 1")
     with pytest.raises(sqlnode.SqlRuntimeError, match="More than one row") as caught:
         get_engine("duckdb", lake, ExecSettings()).run(statement)
     assert "select the rows" in caught.value.hint

@@ -62,9 +62,10 @@ def nearest_columns(name: str, columns_of: dict[str, dict], tables: Sequence[str
 
 
 def unknown_names_hint(statement: exp.Select, columns_of: dict[str, dict], tables: Sequence[str]) -> str | None:
-    """'no column weight: nearest parcels.weight_kg' for each name the tables lack, or None."""
+    """'no column weight: nearest parcels.weight_kg' for each name the tables lack that some real
+    column is near, or None."""
     parts = []
     for name in unknown_columns(statement, columns_of, tables):
-        nearest = nearest_columns(name, columns_of, tables)
-        parts.append(f"no column {name}" + (f": nearest {', '.join(nearest)}" if nearest else ""))
+        if nearest := nearest_columns(name, columns_of, tables):
+            parts.append(f"no column {name}: nearest {', '.join(nearest)}")
     return "; ".join(parts) or None

@@ -131,7 +131,8 @@ def checked(
     try:
         statement = qualify(named_aggregates(statement), schema=schema, dialect="duckdb", validate_qualify_columns=True)
     except OptimizeError as e:
-        hint = unknown_names_hint(statement, tables, sorted(allowed)) or "use only the listed columns"
+        near = unknown_names_hint(statement, tables, sorted(allowed))
+        hint = f"{near}; use only the listed columns" if near else "use only the listed columns"
         raise SqlError(f"unknown name in the statement: {e}", hint=hint) from e
     distinct_output_names(statement)
     if not rows_within(statement.args.get("limit"), limit):
