@@ -1,5 +1,5 @@
-"""A written statement in another dialect's spelling, reading tables a chain of keys joins, or naming a
-column that does not exist: read, widened or told the nearest real name, never refused twice the same way."""
+"""A written statement in another dialect's spelling, or reading tables a chain of keys joins: read in
+its dialect or widened to those tables, not refused."""
 
 import json
 
@@ -8,9 +8,9 @@ import pytest
 
 from lakeplanner import Lake
 from lakeplanner.contract.models import FieldType
-from lakeplanner.errors import SqlError, UnsafeSqlError
+from lakeplanner.errors import UnsafeSqlError
 from lakeplanner.execute.sql.dialects import read_other_dialects
-from lakeplanner.execute.sql.scope import connected, nearest_columns, widened_tables
+from lakeplanner.execute.sql.scope import connected, widened_tables
 from lakeplanner.execute.sql.statement import checked
 from lakeplanner.llm import LLM
 from lakeplanner.llm.fake import FakeBackend
@@ -93,14 +93,6 @@ def test_a_statement_reading_an_unjoined_or_denied_table_is_not_widened():
     chain = parse_select("SELECT count(*) FROM couriers c JOIN depots d ON d.depot_id = c.depot_id")
     assert widened_tables(chain, ["couriers"], denied) == []
     assert not connected(["parcels", "depots"], JOINS)
-
-
-def test_a_wrong_column_is_answered_with_the_nearest_real_ones():
-    assert nearest_columns("weight", TABLES, ["parcels"]) == ["parcels.weight_kg"]
-    assert "couriers.name" in nearest_columns("courier_name", TABLES, ["parcels", "couriers"])
-    with pytest.raises(SqlError) as unknown:
-        checked(parse_select("SELECT sum(weight) FROM parcels"), TABLES, ["parcels"])
-    assert "nearest parcels.weight_kg" in unknown.value.hint
 
 
 def chain_lake(tmp_path) -> Lake:

@@ -18,7 +18,6 @@ from sqlglot.optimizer.qualify import qualify
 from lakeplanner.contract.models import FieldType
 from lakeplanner.errors import EngineError, SqlError
 from lakeplanner.execute.results import SqlRun
-from lakeplanner.execute.sql.scope import unknown_names_hint
 from lakeplanner.plan.model import REFERENCE
 from lakeplanner.policy.readonly import parse_statement, read_only_select
 
@@ -131,9 +130,7 @@ def checked(
     try:
         statement = qualify(named_aggregates(statement), schema=schema, dialect="duckdb", validate_qualify_columns=True)
     except OptimizeError as e:
-        near = unknown_names_hint(statement, tables, sorted(allowed))
-        hint = f"{near}; use only the listed columns" if near else "use only the listed columns"
-        raise SqlError(f"unknown name in the statement: {e}", hint=hint) from e
+        raise SqlError(f"unknown name in the statement: {e}", hint="use only the listed columns") from e
     distinct_output_names(statement)
     if not rows_within(statement.args.get("limit"), limit):
         statement = statement.limit(limit)
