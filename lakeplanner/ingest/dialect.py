@@ -14,6 +14,7 @@ import re
 from collections import Counter
 
 from lakeplanner.contract.models import CsvDialect
+from lakeplanner.ingest.typed import SLASHED_DATE
 
 DELIMITERS = (",", ";", "\t", "|")
 QUOTES = ('"', "'")
@@ -28,7 +29,6 @@ _GROUPED = {
     "'": re.compile(r"^\d{1,3}('\d{3})+([.,]\d+)?$"),
     " ": re.compile(r"^\d{1,3}([ \u00a0\u202f]\d{3})+([.,]\d+)?$"),
 }
-_DAY_MONTH = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.](\d{4})$")
 
 
 def sniff_dialect(text: str, delimiter: str | None = None) -> CsvDialect:
@@ -99,7 +99,7 @@ def thousands_separator(cells: list[str], decimal: str) -> str:
 
 def date_order(cells: list[str]) -> str | None:
     """'dmy' when some slashed or dotted date has a day over 12 first, 'mdy' when second, else unknown."""
-    parts = [(int(m.group(1)), int(m.group(2))) for m in map(_DAY_MONTH.match, cells) if m]
+    parts = [(int(m.group(1)), int(m.group(2))) for m in map(SLASHED_DATE.match, cells) if m]
     day_first = any(first > 12 for first, _ in parts)
     month_first = any(second > 12 for _, second in parts)
     if day_first == month_first:

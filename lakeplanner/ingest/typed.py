@@ -17,7 +17,7 @@ from lakeplanner.contract.profile import is_provenance, is_stringy
 
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(?P<zone>Z|[+-]\d{2}:?\d{2})?$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_SLASHED = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.](\d{4})$")
+SLASHED_DATE = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.](\d{4})$")
 WORDED_DATES = ("%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y", "%d-%b-%Y", "%Y/%m/%d")
 SPACES = " \u00a0\u202f"  # a space-grouped number may use any of them
 SCAN = 1000  # values sampled to choose a conversion; the conversion itself checks every value
@@ -41,7 +41,7 @@ def typed_text_columns(table: pa.Table, dialect: CsvDialect | None = None) -> pa
         column = table.column(name)
         if is_provenance(name) or not is_stringy(column):
             continue
-        converted = typed_column(column.combine_chunks(), dialect or CsvDialect())
+        converted = typed_column(column.combine_chunks(), dialect)
         if converted is not None:
             table = table.set_column(index, name, converted)
     return table
@@ -52,14 +52,12 @@ def typed_column(column: pa.Array, dialect: CsvDialect | None = None) -> pa.Arra
     if not values or any(not v for v in values):
         return None
     dialect = dialect or CsvDialect()
-    for converted in (
-        as_timestamps(values, column),
-        as_dates(values, column, dialect.date_order),
-        as_numbers(values, column, dialect),
-    ):
-        if converted is not None:
-            return converted
-    return None
+    converters = (
+        lambda: as_timestamps(values, column),
+        lambda: as_dates(values, column, dialect.date_order),
+        lambda: as_numbers(values, column, dialect),
+    )
+    return next((c for c in (convert() for convert in converters) if c is not None), None)
 
 
 def cells(column: pa.Array, parse) -> list:
@@ -94,7 +92,7 @@ def as_dates(values: list[str], column: pa.Array, order: str | None = None) -> p
     formats = [f for f in WORDED_DATES if all(parses(v, f) for v in sample)]
     if all(_ISO_DATE.match(v) for v in sample):
         formats = ["%Y-%m-%d"]
-    elif all(_SLASHED.match(v) for v in sample):
+    elif all(SLASHED_DATE.match(v) for v in sample):
         formats = slashed_format(values, order)
     for fmt in formats:
         try:
@@ -108,7 +106,7 @@ def slashed_format(values: list[str], order: str | None = None) -> list[str]:
     """'%m/%d/%Y' or '%d/%m/%Y' when some value shows which part is the day, else as the file's
     other dates showed (`order`); none when nothing does."""
     separator = "/" if "/" in values[0] else "."
-    parts = [_SLASHED.match(v) for v in values]
+    parts = [SLASHED_DATE.match(v) for v in values]
     if not all(parts):
         return []
     if any(int(p.group(1)) > 12 for p in parts):
