@@ -43,15 +43,17 @@ def is_dated_literal(node: exp.Expression) -> bool:
     return literal is not None and literal.is_string and "-" in literal.this
 
 
+def compares_a_day(term: exp.Expression, dated: dict[exp.Column, FieldType]) -> bool:
+    """The term compares one of the date columns with a day or a month."""
+    names = {(c.table, c.name) for c in dated}
+    columns = {(c.table, c.name) for c in term.find_all(exp.Column)}
+    others = [e for e in term.iter_expressions() if not e.find(exp.Column)]
+    return bool(columns & names) and any(is_dated_literal(e) for e in others)
+
+
 def is_ranged(statement: exp.Select, dated: dict[exp.Column, FieldType]) -> bool:
     """Some date column is already compared with a day or a month."""
-    names = {(c.table, c.name) for c in dated}
-    for comparison in statement.find_all(*COMPARISONS):
-        columns = {(c.table, c.name) for c in comparison.find_all(exp.Column)}
-        others = [e for e in comparison.iter_expressions() if not e.find(exp.Column)]
-        if columns & names and any(is_dated_literal(e) for e in others):
-            return True
-    return False
+    return any(compares_a_day(c, dated) for c in statement.find_all(*COMPARISONS))
 
 
 def filtered_column(statement: exp.Select, dated: dict[exp.Column, FieldType]) -> exp.Column | None:
@@ -99,11 +101,8 @@ def without_date_ranges(statement: exp.Select, dated: dict[exp.Column, FieldType
     where = copy.args.get("where")
     if where is None:
         return copy
-    names = {(c.table, c.name) for c in dated}
     for term in conjuncts(where.this):
-        columns = {(c.table, c.name) for c in term.find_all(exp.Column)}
-        others = [e for e in term.iter_expressions() if not e.find(exp.Column)]
-        if columns & names and any(is_dated_literal(e) for e in others):
+        if compares_a_day(term, dated):
             if term is where.this or (isinstance(term.parent, exp.Paren) and term.parent is where.this):
                 copy.set("where", None)
                 break
