@@ -64,7 +64,7 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.generality import append, commit, log
-from benchmarks.qabench.methods import CountingBackend, answer_outcome
+from benchmarks.qabench.methods import CountingBackend, answer_outcome, counting
 from lakeplanner import Lake
 from lakeplanner.contract.models import Contract, SourceKind
 from lakeplanner.errors import LakeplannerError
@@ -72,7 +72,6 @@ from lakeplanner.execute.settings import ExecSettings
 from lakeplanner.execute.sql.prompt import SqlDraft
 from lakeplanner.ingest.readers import PROVENANCE_FILE
 from lakeplanner.llm import LLM, LLMSettings, Message, get_llm, system, user
-from lakeplanner.llm.base import RoutedLLM
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "benchmarks"
@@ -178,17 +177,13 @@ class PromptMeter(CountingBackend):
         self.chars[0] += sum(len(m.content) for m in messages)
         return super().generate(messages, *args, **kwargs)
 
+    def sibling(self, inner) -> PromptMeter:
+        return PromptMeter(inner, self.tally, self.chars)
+
 
 def metered(llm: LLM) -> tuple[LLM, PromptMeter]:
-    """`llm` with every prompt measured (as qabench's `counting`, a routed LLM's models into one meter)."""
-    meter = PromptMeter(llm.backend)
-    measured = LLM(meter, llm.settings)
-    if not isinstance(llm, RoutedLLM):
-        return measured, meter
-    meters = {id(llm.backend): meter}
-    for routed in llm.routes.values():
-        meters.setdefault(id(routed.backend), PromptMeter(routed.backend, meter.tally, meter.chars))
-    return RoutedLLM(measured, {p: LLM(meters[id(r.backend)], r.settings) for p, r in llm.routes.items()}), meter
+    """`llm` with every prompt measured (a routed LLM's models into one meter)."""
+    return counting(llm, PromptMeter)
 
 
 # ---------------------------------------------------------------- the two methods

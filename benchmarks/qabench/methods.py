@@ -61,19 +61,24 @@ class CountingBackend:
         self.tally[0] += raw.usage
         return raw
 
+    def sibling(self, inner) -> CountingBackend:
+        """A wrapper of another backend that counts into the same tally."""
+        return CountingBackend(inner, self.tally)
+
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
 
-def counting(llm: LLM) -> tuple[LLM, CountingBackend]:
-    """`llm` with every generation counted; a routed LLM's other models count into the same usage."""
-    backend = CountingBackend(llm.backend)
+def counting(llm: LLM, wrap: Callable[..., CountingBackend] = CountingBackend) -> tuple[LLM, CountingBackend]:
+    """`llm` with every generation counted (by `wrap`, a CountingBackend class); a routed LLM's other
+    models count into the same usage."""
+    backend = wrap(llm.backend)
     counted = LLM(backend, llm.settings)
     if not isinstance(llm, RoutedLLM):
         return counted, backend
     backends = {id(llm.backend): backend}
     for routed in llm.routes.values():
-        backends.setdefault(id(routed.backend), CountingBackend(routed.backend, backend.tally))
+        backends.setdefault(id(routed.backend), backend.sibling(routed.backend))
     routes = {p: LLM(backends[id(r.backend)], r.settings) for p, r in llm.routes.items()}
     return RoutedLLM(counted, routes), backend
 
